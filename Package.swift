@@ -1,0 +1,167 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "securepush",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "securepush", targets: ["securepush"]),
+        .library(name: "SecurePushCore", targets: ["SecurePushCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // Value types, the provider seam and pure policy (backoff, validation). No I/O.
+        .target(
+            name: "SecurePushCore",
+            dependencies: [],
+            swiftSettings: swiftSettings
+        ),
+        // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
+        .target(
+            name: "SecurePushStore",
+            dependencies: [
+                "SecurePushCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedMigrations"]
+        ),
+        .executableTarget(name: "EmbedSQL", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedSQL"]),
+        // Push platform clients behind the `PushProvider` seam.
+        .target(
+            name: "SecurePushProviders",
+            dependencies: [
+                "SecurePushCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The dispatcher services: listener, claim/send loop, maintenance, heartbeat.
+        .target(
+            name: "SecurePushDispatcher",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP API: device registration, read API, status.
+        .target(
+            name: "SecurePushAPI",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Configuration and the assembly of services (shared by the CLI and the tests).
+        .target(
+            name: "SecurePushServer",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                "SecurePushProviders",
+                "SecurePushDispatcher",
+                "SecurePushAPI",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "securepush",
+            dependencies: [
+                "SecurePushServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Shared test helpers: database access, fake push servers.
+        .target(
+            name: "SecurePushTestSupport",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                "SecurePushServer",
+                "SecurePushProviders",
+                "SecurePushDispatcher",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SecurePushTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SecurePushCoreTests",
+            dependencies: ["SecurePushCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SecurePushIntegrationTests",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                "SecurePushProviders",
+                "SecurePushDispatcher",
+                "SecurePushAPI",
+                "SecurePushServer",
+                "SecurePushTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,23 @@
+import Foundation
+
+/// The seam to the delivery queue (PostgreSQL in production and in the tests).
+public protocol DeliveryQueue: Sendable {
+    /// Claims up to `limit` runnable deliveries of the given platforms as one lease.
+    func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch
+
+    /// Writes outcomes; only deliveries still holding `leaseToken` are changed. Returns how many were.
+    func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int
+
+    /// Returns unstarted claimed deliveries to pending without counting an attempt. Returns how many.
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int
+}
+
+/// Housekeeping any process may run at any time, concurrently with others.
+public protocol QueueMaintenance: Sendable {
+    /// Returns deliveries whose lease expired (their dispatcher died) to pending.
+    func rescueExpiredLeases() async throws -> Int
+    /// Moves pending deliveries of expired notifications to the history as `expired`.
+    func expirePending() async throws -> Int
+    /// Deletes history rows and stopped dispatcher rows older than `retention`; returns rows deleted.
+    func prune(retention: Duration, batchSize: Int) async throws -> Int
+}

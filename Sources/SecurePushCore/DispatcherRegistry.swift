@@ -1,0 +1,32 @@
+import Foundation
+
+/// Identity of one dispatcher process, as shown to operators.
+public struct DispatcherIdentity: Sendable, Hashable {
+    /// Random id of this process's registration.
+    public var id: UUID
+    /// Host name.
+    public var host: String
+    /// Process id.
+    public var pid: Int32
+    /// The `--role` the process runs with.
+    public var role: String
+    /// Software version.
+    public var version: String
+
+    /// Creates an identity.
+    public init(id: UUID, host: String, pid: Int32, role: String, version: String) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.role = role
+        self.version = version
+    }
+}
+
+/// The seam to the fleet registry: heartbeats with running counts.
+public protocol DispatcherRegistry: Sendable {
+    /// Records (or refreshes) the process as alive with its cumulative counts.
+    func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
+    /// Marks the process stopped.
+    func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
+}

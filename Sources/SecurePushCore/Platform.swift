@@ -1,0 +1,13 @@
+/// A push platform a device can be reached through.
+public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Apple Push Notification service (HTTP/2 provider API).
+    case apns
+    /// Firebase Cloud Messaging HTTP v1.
+    case fcm
+    /// Windows Push Notification Services.
+    case wns
+    /// Web Push (RFC 8030/8291/8292).
+    case webpush
+    /// A stand-in that records what it would send; the default for local runs, tests and benchmarks.
+    case simulated
+}

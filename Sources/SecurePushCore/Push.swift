@@ -1,0 +1,25 @@
+import Foundation
+
+/// One push to send: the notification id and the device. It has no field that could hold a payload,
+/// so no provider can ever put notification content on the wire.
+public struct Push: Sendable, Hashable {
+    /// The notification the device should fetch.
+    public var notificationID: NotificationID
+    /// Where the push goes.
+    public var target: PushTarget
+    /// When the notification expires; providers map it onto the platform's TTL/expiration.
+    public var expiresAt: Date
+    /// The producer's priority (higher is more urgent).
+    public var priority: Int
+    /// The 1-based attempt number of this delivery.
+    public var attempt: Int
+
+    /// Creates a push.
+    public init(notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1) {
+        self.notificationID = notificationID
+        self.target = target
+        self.expiresAt = expiresAt
+        self.priority = priority
+        self.attempt = attempt
+    }
+}

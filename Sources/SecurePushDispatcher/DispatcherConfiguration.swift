@@ -1,0 +1,28 @@
+import SecurePushCore
+
+/// How a dispatcher process claims, sends and retries.
+public struct DispatcherConfiguration: Sendable {
+    /// Pushes in flight at once per lane.
+    public var concurrency: Int = 64
+    /// Deliveries claimed per statement.
+    public var batchSize: Int = 256
+    /// Independent claim/send/complete loops in this process (pipelines database and network time).
+    public var lanes: Int = 2
+    /// Fallback poll when no NOTIFY arrives.
+    public var pollInterval: Duration = .seconds(1)
+    /// How long a claim is held before any process may rescue it.
+    public var leaseDuration: Duration = .seconds(30)
+    /// How long in-flight sends may take to finish after SIGTERM.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+    /// Backoff and attempt limit.
+    public var retry = RetryPolicy()
+    /// How often leases are rescued and expired deliveries swept.
+    public var maintenanceInterval: Duration = .seconds(5)
+    /// How long finished deliveries, expired notifications and stopped dispatcher rows are kept.
+    public var retention: Duration = .seconds(7 * 24 * 3600)
+    /// How often this process writes its heartbeat row.
+    public var heartbeatInterval: Duration = .seconds(5)
+
+    /// The defaults.
+    public init() {}
+}

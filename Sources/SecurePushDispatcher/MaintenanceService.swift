@@ -1,0 +1,54 @@
+import Logging
+import SecurePushCore
+import ServiceLifecycle
+
+/// Periodically rescues expired leases, sweeps expired deliveries and prunes old history.
+/// Every process runs it; its statements are safe to run concurrently.
+public struct MaintenanceService: Service {
+    let maintenance: any QueueMaintenance
+    let configuration: DispatcherConfiguration
+    let signal: WakeSignal
+    let logger: Logger
+
+    /// Creates the service.
+    public init(maintenance: any QueueMaintenance, configuration: DispatcherConfiguration, signal: WakeSignal, logger: Logger) {
+        self.maintenance = maintenance
+        self.configuration = configuration
+        self.signal = signal
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            var round = 0
+            while !Task.isCancelled {
+                await self.runOnce(prune: round % 12 == 0)
+                round += 1
+                try? await Task.sleep(for: self.configuration.maintenanceInterval)
+            }
+        }
+    }
+
+    /// One round: rescue, expire and (when asked) prune.
+    public func runOnce(prune: Bool) async {
+        do {
+            let rescued = try await maintenance.rescueExpiredLeases()
+            if rescued > 0 {
+                logger.notice("rescued deliveries with expired leases", metadata: ["queue.rescued": "\(rescued)"])
+                signal.signal()
+            }
+            let expired = try await maintenance.expirePending()
+            if expired > 0 {
+                logger.info("expired pending deliveries", metadata: ["queue.expired": "\(expired)"])
+            }
+            if prune {
+                let pruned = try await maintenance.prune(retention: configuration.retention, batchSize: 10_000)
+                if pruned > 0 {
+                    logger.info("pruned old rows", metadata: ["queue.pruned": "\(pruned)"])
+                }
+            }
+        } catch {
+            logger.warning("maintenance failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

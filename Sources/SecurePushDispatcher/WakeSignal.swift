@@ -1,0 +1,80 @@
+import Synchronization
+
+/// Wakes idle dispatcher lanes. A generation counter makes wake-ups sticky: a lane that read the
+/// generation before an empty claim returns at once if a NOTIFY arrived in between.
+public final class WakeSignal: Sendable {
+    private struct State {
+        var generation: UInt64 = 0
+        var nextWaiter: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Waiters released (timeout or cancellation) before they registered.
+        var released: Set<UInt64> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a signal.
+    public init() {}
+
+    /// The number of signals so far.
+    public var generation: UInt64 {
+        state.withLock { $0.generation }
+    }
+
+    /// Wakes every waiting lane.
+    public func signal() {
+        let waiters = state.withLock { state in
+            state.generation &+= 1
+            let waiters = state.waiters
+            state.waiters.removeAll(keepingCapacity: true)
+            return waiters
+        }
+        for continuation in waiters.values {
+            continuation.resume()
+        }
+    }
+
+    /// Waits until a signal newer than `seen`, the timeout, or cancellation, whichever comes first.
+    public func wait(since seen: UInt64, timeout: Duration) async {
+        let id = state.withLock { state in
+            state.nextWaiter &+= 1
+            return state.nextWaiter
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                self.release(id)
+            }
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let resumeNow = self.state.withLock { state in
+                            if state.generation != seen || state.released.remove(id) != nil {
+                                return true
+                            }
+                            state.waiters[id] = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    self.release(id)
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        state.withLock { _ = $0.released.remove(id) }
+    }
+
+    private func release(_ id: UInt64) {
+        let continuation = state.withLock { state in
+            if let continuation = state.waiters.removeValue(forKey: id) {
+                return Optional(continuation)
+            }
+            state.released.insert(id)
+            return nil
+        }
+        continuation?.resume()
+    }
+}

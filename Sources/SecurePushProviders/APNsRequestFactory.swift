@@ -1,0 +1,69 @@
+import Foundation
+import SecurePushCore
+
+/// Builds APNs requests: silent (`content-available`, background, priority 5) or alert
+/// (generic text, `mutable-content`, alert, priority 10). The body carries only `secureId`.
+public struct APNsRequestFactory: Sendable {
+    /// How the push is presented on the device.
+    public enum Style: String, Sendable, Hashable, Codable {
+        /// A background push; iOS throttles these and drops them for force-quit apps.
+        case silent
+        /// A visible alert with generic text that a Notification Service Extension replaces.
+        case alert
+    }
+
+    /// Generic, non-sensitive alert text for the alert style.
+    public var alertTitle: String
+    /// Generic alert body for the alert style.
+    public var alertBody: String
+    /// Style used when the device does not choose one (`push_style` option).
+    public var defaultStyle: Style
+    /// Bundle id used when the device has no `topic` option.
+    public var defaultTopic: String?
+
+    /// Creates a factory.
+    public init(alertTitle: String = "New secure message", alertBody: String = "Open the app to read it.", defaultStyle: Style = .silent, defaultTopic: String? = nil) {
+        self.alertTitle = alertTitle
+        self.alertBody = alertBody
+        self.defaultStyle = defaultStyle
+        self.defaultTopic = defaultTopic
+    }
+
+    /// The style for a push (device option `push_style`, else the default).
+    public func style(for push: Push) -> Style {
+        push.target.options["push_style"].flatMap(Style.init(rawValue:)) ?? defaultStyle
+    }
+
+    /// The request for one push.
+    public func makeRequest(for push: Push) -> WireRequest {
+        let id = push.notificationID.description
+        let style = style(for: push)
+        var headers: [WireHeader] = []
+        if let topic = push.target.options["topic"] ?? defaultTopic {
+            headers.append(WireHeader("apns-topic", topic))
+        }
+        switch style {
+        case .silent:
+            headers.append(WireHeader("apns-push-type", "background"))
+            headers.append(WireHeader("apns-priority", "5"))
+        case .alert:
+            headers.append(WireHeader("apns-push-type", "alert"))
+            headers.append(WireHeader("apns-priority", "10"))
+        }
+        headers.append(WireHeader("apns-expiration", String(Int64(push.expiresAt.timeIntervalSince1970.rounded(.down)))))
+        headers.append(WireHeader("apns-collapse-id", id))
+        return WireRequest(path: "/3/device/\(push.target.token)", headers: headers, body: body(id: id, style: style))
+    }
+
+    func body(id: String, style: Style) -> Data {
+        let aps: [String: any Sendable]
+        switch style {
+        case .silent:
+            aps = ["content-available": 1]
+        case .alert:
+            aps = ["alert": ["title": alertTitle, "body": alertBody], "mutable-content": 1]
+        }
+        let object: [String: Any] = ["aps": aps, "secureId": id]
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    }
+}

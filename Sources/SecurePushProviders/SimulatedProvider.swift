@@ -1,0 +1,41 @@
+import Foundation
+import SecurePushCore
+
+/// The `simulated` platform: builds the exact request an APNs push would be and records it
+/// instead of sending it. Tests may script its answers with `behavior`.
+public struct SimulatedProvider: PushProvider {
+    /// Decides the outcome of a push (default: sent).
+    public typealias Behavior = @Sendable (Push) async -> PushResult
+
+    public let platform: Platform = .simulated
+    let outbox: SimulatedOutbox
+    let factory: APNsRequestFactory
+    let behavior: Behavior?
+
+    /// Creates a simulated provider writing to `outbox`.
+    public init(outbox: SimulatedOutbox, factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"), behavior: Behavior? = nil) {
+        self.outbox = outbox
+        self.factory = factory
+        self.behavior = behavior
+    }
+
+    public func send(_ push: Push) async -> PushResult {
+        let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())
+        guard case .sent = result else { return result }
+        let request = factory.makeRequest(for: push)
+        outbox.record(
+            SimulatedPush(
+                platform: platform.rawValue,
+                deviceID: push.target.deviceID.uuidString.lowercased(),
+                token: push.target.token,
+                notificationID: push.notificationID.description,
+                method: request.method,
+                path: request.path,
+                headers: request.headers,
+                body: String(decoding: request.body, as: UTF8.self),
+                time: Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day())
+            )
+        )
+        return result
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import SecurePushStore
+
+/// Reads typed values from a string map (the environment with flags merged over it), failing with
+/// an error that names the variable and what it expects.
+public struct ConfigurationValues: Sendable {
+    /// The raw values, keyed by environment variable name.
+    public var values: [String: String]
+
+    /// Creates a reader.
+    public init(_ values: [String: String]) {
+        self.values = values
+    }
+
+    /// A non-empty string, or `nil`.
+    public func string(_ key: String) -> String? {
+        guard let value = values[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// An integer within `range`, or `defaultValue` when unset.
+    public func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let raw = string(key) else { return defaultValue }
+        guard let value = Int(raw), range.contains(value) else {
+            throw ConfigurationError("\(key) must be an integer between \(range.lowerBound) and \(range.upperBound), got \"\(raw)\"")
+        }
+        return value
+    }
+
+    /// A duration such as `250ms`, `5s`, `10m`, `2h`, `7d` (a bare number is seconds) within `range`.
+    public func duration(_ key: String, default defaultValue: Duration, in range: ClosedRange<Duration>) throws -> Duration {
+        guard let raw = string(key) else { return defaultValue }
+        guard let value = Self.parseDuration(raw), range.contains(value) else {
+            throw ConfigurationError(
+                "\(key) must be a duration like 250ms, 5s, 10m, 2h or 7d between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound)), got \"\(raw)\""
+            )
+        }
+        return value
+    }
+
+    /// One of `allowed`, or `defaultValue` when unset.
+    public func choice(_ key: String, default defaultValue: String, allowed: [String]) throws -> String {
+        guard let raw = string(key)?.lowercased() else { return defaultValue }
+        guard allowed.contains(raw) else {
+            throw ConfigurationError("\(key) must be one of \(allowed.joined(separator: ", ")), got \"\(raw)\"")
+        }
+        return raw
+    }
+
+    /// Parses `<number><unit>` with unit ms, s, m, h or d.
+    public static func parseDuration(_ text: String) -> Duration? {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        let lower = text.lowercased()
+        for (suffix, factor) in units where lower.hasSuffix(suffix) {
+            guard let number = Double(lower.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
+            return .milliseconds(Int64((number * factor * 1000).rounded()))
+        }
+        guard let seconds = Double(lower), seconds.isFinite, seconds >= 0 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        if ms % 86_400_000 == 0 { return "\(ms / 86_400_000)d" }
+        if ms % 3_600_000 == 0 { return "\(ms / 3_600_000)h" }
+        if ms % 60_000 == 0 { return "\(ms / 60_000)m" }
+        if ms % 1000 == 0 { return "\(ms / 1000)s" }
+        return "\(ms)ms"
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+import SecurePushDispatcher
+import SecurePushStore
+import ServiceLifecycle
+
+/// The services one dispatcher process runs, wired to one database client.
+public struct DispatcherAssembly: Sendable {
+    /// The claim/send/complete loops.
+    public let dispatcher: Dispatcher
+    /// The dedicated LISTEN connection.
+    public let listener: NotificationListener
+    /// Lease rescue, expiry and pruning.
+    public let maintenance: MaintenanceService
+    /// The heartbeat row.
+    public let heartbeat: HeartbeatService
+    /// Running counts.
+    public let stats: DispatcherStats
+    /// The process's registration.
+    public let identity: DispatcherIdentity
+
+    /// Wires a dispatcher to `client` with the given providers.
+    public init(
+        client: PostgresClient,
+        databaseURL: DatabaseURL,
+        providers: [any PushProvider],
+        configuration: DispatcherConfiguration,
+        role: String = "dispatcher",
+        logger: Logger
+    ) throws {
+        let signal = WakeSignal()
+        let stats = DispatcherStats()
+        let identity = DispatcherIdentity(
+            id: UUID(),
+            host: ProcessInfo.processInfo.hostName,
+            pid: ProcessInfo.processInfo.processIdentifier,
+            role: role,
+            version: SecurePushVersion.current
+        )
+        var logger = logger
+        logger[metadataKey: "dispatcher.id"] = "\(identity.id)"
+        self.identity = identity
+        self.stats = stats
+        self.dispatcher = Dispatcher(
+            queue: PostgresDeliveryQueue(client: client, logger: logger),
+            providers: providers,
+            configuration: configuration,
+            signal: signal,
+            stats: stats,
+            workerID: identity.id,
+            logger: logger
+        )
+        self.listener = NotificationListener(
+            configuration: try databaseURL.connectionConfiguration(),
+            signal: signal,
+            stats: stats,
+            logger: logger
+        )
+        self.maintenance = MaintenanceService(
+            maintenance: PostgresQueueMaintenance(client: client, logger: logger),
+            configuration: configuration,
+            signal: signal,
+            logger: logger
+        )
+        self.heartbeat = HeartbeatService(
+            registry: PostgresDispatcherRegistry(client: client, logger: logger),
+            identity: identity,
+            stats: stats,
+            interval: configuration.heartbeatInterval,
+            logger: logger
+        )
+    }
+
+    /// In the order a service group starts them (it shuts them down in reverse: the dispatcher drains first).
+    public var services: [any Service] {
+        [listener, heartbeat, maintenance, dispatcher]
+    }
+}

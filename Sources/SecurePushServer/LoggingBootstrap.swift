@@ -1,0 +1,26 @@
+import Logging
+import Metrics
+import Prometheus
+import Synchronization
+
+/// Process-wide logging and metrics set-up (once).
+public enum LoggingBootstrap {
+    private static let done = Mutex(false)
+    /// The Prometheus registry `/metrics` renders.
+    public static let metricsRegistry = PrometheusCollectorRegistry()
+
+    /// Logs to standard error at `level` and records metrics in `metricsRegistry`.
+    public static func bootstrap(level: Logger.Level) {
+        let first = done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metricsRegistry))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+import SecurePushDispatcher
+import SecurePushStore
+import ServiceLifecycle
+
+/// Runs `securepush serve`: one service group holding the database client, the dispatcher
+/// services and (with the API role) the HTTP server, with graceful shutdown on SIGTERM/SIGINT.
+public struct SecurePushServer {
+    let configuration: SecurePushConfiguration
+    let logger: Logger
+
+    /// Creates a server for a validated configuration.
+    public init(configuration: SecurePushConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Runs until SIGTERM/SIGINT.
+    public func run() async throws {
+        let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)
+        var services: [any Service] = [PostgresClientService(client: client)]
+        if configuration.role.runsDispatcher {
+            let assembly = try DispatcherAssembly(
+                client: client,
+                databaseURL: configuration.databaseURL,
+                providers: try ProviderFactory.makeProviders(configuration, logger: logger),
+                configuration: configuration.dispatcher,
+                role: configuration.role.rawValue,
+                logger: logger
+            )
+            services.append(contentsOf: assembly.services)
+        }
+        services.append(
+            StartupCheck(client: client, configuration: configuration, logger: logger)
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+}
+
+/// Runs a `PostgresClient`'s connection pool as a service.
+public struct PostgresClientService: Service {
+    /// The client.
+    public let client: PostgresClient
+
+    /// Wraps a client.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    public func run() async throws {
+        await client.run()
+    }
+}

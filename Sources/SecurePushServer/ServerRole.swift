@@ -1,0 +1,14 @@
+/// Which parts a `securepush serve` process runs.
+public enum ServerRole: String, Sendable, CaseIterable {
+    /// The HTTP API only.
+    case api
+    /// The dispatcher only.
+    case dispatcher
+    /// Both.
+    case all
+
+    /// Whether this role runs the dispatcher.
+    public var runsDispatcher: Bool { self != .api }
+    /// Whether this role serves HTTP.
+    public var runsAPI: Bool { self != .dispatcher }
+}

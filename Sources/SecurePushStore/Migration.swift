@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+
+/// One numbered SQL file from `sql/`.
+public struct Migration: Sendable, Hashable {
+    /// The number the file name starts with.
+    public var version: Int
+    /// The file name, for example `001_core_schema.sql`.
+    public var name: String
+    /// The SQL text.
+    public var sql: String
+    /// SHA-256 of the file, hex; an applied file whose checksum changed is refused.
+    public var checksum: String
+
+    /// Creates a migration from its file name and text.
+    public init(name: String, sql: String) throws {
+        guard let prefix = name.split(separator: "_").first, let version = Int(prefix), name.hasSuffix(".sql") else {
+            throw MigrationError("migration file \(name) must be named NNN_description.sql")
+        }
+        self.version = version
+        self.name = name
+        self.sql = sql
+        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Loads every `NNN_*.sql` file of a directory, in version order.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".sql") }
+        let migrations = try names.map { name in
+            try Migration(name: name, sql: String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
+        }.sorted { $0.version < $1.version }
+        for (previous, next) in zip(migrations, migrations.dropFirst()) where previous.version == next.version {
+            throw MigrationError("two migrations share version \(next.version): \(previous.name), \(next.name)")
+        }
+        return migrations
+    }
+
+    /// The migrations compiled into this build (the repository's `sql/` folder, embedded at build time).
+    public static func bundled() throws -> [Migration] {
+        try EmbeddedMigrations.files.map { file in
+            guard let data = Data(base64Encoded: file.base64) else {
+                throw MigrationError("embedded migration \(file.name) is corrupt")
+            }
+            return try Migration(name: file.name, sql: String(decoding: data, as: UTF8.self))
+        }.sorted { $0.version < $1.version }
+    }
+}
+
+/// A migration problem: an edited applied file, an unknown applied version, a failing statement.
+public struct MigrationError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, naming the file.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Applies `sql/` migrations: idempotent, serialized across processes by an advisory lock,
+/// recorded in `securepush.schema_migrations`, refusing to run when an applied file was edited.
+public struct Migrator: Sendable {
+    /// The advisory lock key all SecurePush migrators take ("SecPush" in ASCII).
+    static let lockKey: Int64 = 0x5365_6350_7573_68
+
+    public let migrations: [Migration]
+
+    /// Creates a migrator for the given files (by default, the bundled ones).
+    public init(migrations: [Migration]) {
+        self.migrations = migrations
+    }
+
+    /// Applies what is missing; returns the names applied by this call.
+    @discardableResult
+    public func migrate(client: PostgresClient, logger: Logger) async throws -> [String] {
+        try await client.withConnection { connection in
+            _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            do {
+                let applied = try await apply(on: connection, logger: logger)
+                _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                return applied
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// The names of bundled migrations not yet applied (throws if the database disagrees with the files).
+    public func pending(client: PostgresClient, logger: Logger) async throws -> [String] {
+        try await client.withConnection { connection in
+            let exists = try await connection.query(
+                "SELECT to_regclass('securepush.schema_migrations') IS NOT NULL",
+                logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
+            guard exists else { return migrations.map(\.name) }
+            let applied = try await appliedMigrations(on: connection, logger: logger)
+            try verify(applied: applied)
+            return migrations.filter { applied[$0.version] == nil }.map(\.name)
+        }
+    }
+
+    private func apply(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        // The extended protocol runs one statement at a time; a session-local helper runs a whole file.
+        _ = try await connection.query(
+            """
+            CREATE OR REPLACE FUNCTION pg_temp.securepush_run_sql(script text) RETURNS void
+            LANGUAGE plpgsql AS $fn$ BEGIN EXECUTE script; END $fn$
+            """,
+            logger: logger
+        )
+        _ = try await connection.query(
+            """
+            SELECT pg_temp.securepush_run_sql('
+                CREATE SCHEMA IF NOT EXISTS securepush;
+                CREATE TABLE IF NOT EXISTS securepush.schema_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    checksum text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )')
+            """,
+            logger: logger
+        )
+        let applied = try await appliedMigrations(on: connection, logger: logger)
+        try verify(applied: applied)
+        var names: [String] = []
+        for migration in migrations where applied[migration.version] == nil {
+            logger.info("applying migration", metadata: ["migration.name": "\(migration.name)"])
+            do {
+                _ = try await connection.query("BEGIN", logger: logger)
+                _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
+                _ = try await connection.query(
+                    """
+                    INSERT INTO securepush.schema_migrations (version, name, checksum)
+                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                    """,
+                    logger: logger
+                )
+                _ = try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw MigrationError("migration \(migration.name) failed: \(String(reflecting: error))")
+            }
+            names.append(migration.name)
+        }
+        return names
+    }
+
+    private func appliedMigrations(on connection: PostgresConnection, logger: Logger) async throws -> [Int: (name: String, checksum: String)] {
+        var applied: [Int: (name: String, checksum: String)] = [:]
+        let rows = try await connection.query("SELECT version, name, checksum FROM securepush.schema_migrations", logger: logger)
+        for try await (version, name, checksum) in rows.decode((Int, String, String).self) {
+            applied[version] = (name, checksum)
+        }
+        return applied
+    }
+
+    private func verify(applied: [Int: (name: String, checksum: String)]) throws {
+        let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        for (version, record) in applied.sorted(by: { $0.key < $1.key }) {
+            guard let file = byVersion[version] else {
+                throw MigrationError(
+                    "the database has migration \(record.name) applied, which this build does not know; refusing to run an older build"
+                )
+            }
+            guard file.checksum == record.checksum else {
+                throw MigrationError(
+                    "migration \(file.name) was edited after it was applied (checksum differs); add a new migration instead"
+                )
+            }
+        }
+    }
+}

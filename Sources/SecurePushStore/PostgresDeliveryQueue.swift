@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+
+/// The delivery queue on PostgreSQL: one statement to claim a batch, one to write its outcomes.
+public struct PostgresDeliveryQueue: DeliveryQueue {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates a queue on an injected client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
+        let token = UUID()
+        let platformNames = platforms.map(\.rawValue)
+        let leaseMilliseconds = lease.wholeMilliseconds
+        let rows = try await client.query(
+            """
+            WITH c AS MATERIALIZED (
+                SELECT id FROM securepush.deliveries
+                WHERE state = 'pending' AND run_at <= now() AND platform = ANY(\(platformNames)::text[])
+                ORDER BY priority DESC, run_at, id
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE securepush.deliveries d
+            SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token),
+                lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond', claimed_by = \(worker)
+            FROM c, securepush.devices dev
+            WHERE d.id = c.id AND dev.id = d.device_id
+            RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text,
+                      dev.active, d.expires_at, d.priority, d.attempts
+            """,
+            logger: logger
+        )
+        var deliveries: [ClaimedDelivery] = []
+        deliveries.reserveCapacity(limit)
+        let decoder = JSONDecoder()
+        for try await (id, notificationID, deviceID, platform, token, optionsText, active, expiresAt, priority, attempts) in rows.decode(
+            (UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32).self
+        ) {
+            let options = (try? decoder.decode([String: String].self, from: Data(optionsText.utf8))) ?? [:]
+            let target = PushTarget(
+                deviceID: deviceID,
+                platform: Platform(rawValue: platform) ?? .simulated,
+                token: token,
+                options: options
+            )
+            let push = Push(
+                notificationID: NotificationID(notificationID),
+                target: target,
+                expiresAt: expiresAt,
+                priority: Int(priority),
+                attempt: Int(attempts)
+            )
+            deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
+        }
+        deliveries.sort { $0.push.priority > $1.push.priority }
+        return ClaimedBatch(leaseToken: token, deliveries: deliveries)
+    }
+
+    public func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int {
+        guard !completions.isEmpty else { return 0 }
+        var ids: [UUID] = []
+        var outcomes: [String] = []
+        var delays: [Int64] = []
+        var infos: [String] = []
+        for completion in completions {
+            ids.append(completion.deliveryID)
+            let (outcome, delay, info) = Self.encode(completion.outcome)
+            outcomes.append(outcome)
+            delays.append(delay)
+            infos.append(info)
+        }
+        let rows = try await client.query(
+            """
+            WITH r AS (
+                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[])
+                    AS r(id, outcome, delay_ms, info)
+            ),
+            retried AS (
+                UPDATE securepush.deliveries d
+                SET state = 'pending', run_at = now() + r.delay_ms * interval '1 millisecond', last_error = NULLIF(r.info, ''),
+                    lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL
+                FROM r
+                WHERE r.outcome = 'retry' AND d.id = r.id AND d.lease_token = \(leaseToken)
+                RETURNING d.id
+            ),
+            finished AS (
+                DELETE FROM securepush.deliveries d
+                USING r
+                WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = \(leaseToken)
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at
+            ),
+            logged AS (
+                INSERT INTO securepush.delivery_log
+                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at)
+                SELECT id, notification_id, device_id, platform, outcome, attempts,
+                       CASE WHEN outcome = 'sent' THEN NULLIF(info, '') END,
+                       CASE WHEN outcome <> 'sent' THEN NULLIF(info, '') END,
+                       created_at
+                FROM finished
+            ),
+            dead AS (
+                UPDATE securepush.devices dev
+                SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
+                WHERE dev.id IN (SELECT device_id FROM finished WHERE outcome = 'token_invalid') AND dev.active
+                RETURNING dev.id
+            ),
+            cancelled AS (
+                DELETE FROM securepush.deliveries d
+                WHERE d.device_id IN (SELECT device_id FROM finished WHERE outcome = 'token_invalid') AND d.state = 'pending'
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at
+            ),
+            cancel_logged AS (
+                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
+                SELECT id, notification_id, device_id, platform, 'cancelled', attempts, 'device token invalid', created_at
+                FROM cancelled
+            )
+            SELECT ((SELECT count(*) FROM retried) + (SELECT count(*) FROM finished))::bigint
+            """,
+            logger: logger
+        )
+        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
+    }
+
+    public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
+        guard !deliveryIDs.isEmpty else { return 0 }
+        let rows = try await client.query(
+            """
+            WITH released AS (
+                UPDATE securepush.deliveries
+                SET state = 'pending', attempts = greatest(attempts - 1, 0), lease_token = NULL,
+                    lease_expires_at = NULL, claimed_by = NULL
+                WHERE id = ANY(\(deliveryIDs)::uuid[]) AND lease_token = \(leaseToken)
+                RETURNING id
+            )
+            SELECT count(*)::bigint FROM released
+            """,
+            logger: logger
+        )
+        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
+    }
+
+    static func encode(_ outcome: DeliveryOutcome) -> (String, Int64, String) {
+        switch outcome {
+        case .sent(let messageID): ("sent", 0, messageID ?? "")
+        case .retry(let delay, let error): ("retry", max(0, delay.wholeMilliseconds), error)
+        case .failed(let error): ("failed", 0, error)
+        case .tokenInvalid(let error): ("token_invalid", 0, error)
+        case .expired: ("expired", 0, "notification expired")
+        case .cancelled(let reason): ("cancelled", 0, reason)
+        }
+    }
+}

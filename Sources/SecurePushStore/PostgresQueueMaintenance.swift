@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+
+/// Rescue, expiry and pruning on PostgreSQL. Every statement is safe to run from many processes at once.
+public struct PostgresQueueMaintenance: QueueMaintenance {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates the maintenance store on an injected client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func rescueExpiredLeases() async throws -> Int {
+        try await count(
+            """
+            WITH rescued AS (
+                UPDATE securepush.deliveries
+                SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
+                    last_error = 'lease expired (dispatcher stopped or stalled)'
+                WHERE id IN (
+                    SELECT id FROM securepush.deliveries
+                    WHERE state = 'claimed' AND lease_expires_at < now()
+                    FOR UPDATE SKIP LOCKED
+                )
+                RETURNING id
+            )
+            SELECT count(*)::bigint FROM rescued
+            """
+        )
+    }
+
+    public func expirePending() async throws -> Int {
+        try await count(
+            """
+            WITH gone AS (
+                DELETE FROM securepush.deliveries
+                WHERE id IN (
+                    SELECT id FROM securepush.deliveries
+                    WHERE state = 'pending' AND expires_at <= now()
+                    LIMIT 10000
+                    FOR UPDATE SKIP LOCKED
+                )
+                RETURNING id, notification_id, device_id, platform, attempts, created_at
+            ),
+            logged AS (
+                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
+                SELECT id, notification_id, device_id, platform, 'expired', attempts, 'notification expired', created_at FROM gone
+            )
+            SELECT count(*)::bigint FROM gone
+            """
+        )
+    }
+
+    public func prune(retention: Duration, batchSize: Int) async throws -> Int {
+        let milliseconds = retention.wholeMilliseconds
+        let history = try await count(
+            """
+            WITH gone AS (
+                DELETE FROM securepush.delivery_log
+                WHERE id IN (
+                    SELECT id FROM securepush.delivery_log
+                    WHERE finished_at < now() - \(milliseconds) * interval '1 millisecond'
+                    LIMIT \(batchSize)
+                )
+                RETURNING 1
+            )
+            SELECT count(*)::bigint FROM gone
+            """
+        )
+        let notifications = try await count(
+            """
+            WITH gone AS (
+                DELETE FROM securepush.notifications
+                WHERE id IN (
+                    SELECT id FROM securepush.notifications
+                    WHERE expires_at < now() - \(milliseconds) * interval '1 millisecond'
+                    LIMIT \(batchSize)
+                )
+                RETURNING 1
+            )
+            SELECT count(*)::bigint FROM gone
+            """
+        )
+        let dispatchers = try await count(
+            """
+            WITH gone AS (
+                DELETE FROM securepush.dispatchers
+                WHERE coalesce(stopped_at, last_seen_at) < now() - \(milliseconds) * interval '1 millisecond'
+                RETURNING 1
+            )
+            SELECT count(*)::bigint FROM gone
+            """
+        )
+        return history + notifications + dispatchers
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        let rows = try await client.query(query, logger: logger)
+        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
+    }
+}

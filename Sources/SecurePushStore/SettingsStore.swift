@@ -1,0 +1,27 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Deployment settings the SQL API reads (the default TTL of `securepush.notifications`).
+public struct SettingsStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates the store on an injected client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Sets the TTL applied to notifications inserted without `expires_at`.
+    public func setDefaultTTL(_ ttl: Duration) async throws {
+        let value = "\(ttl.wholeMilliseconds / 1000) seconds"
+        try await client.query(
+            """
+            INSERT INTO securepush.settings (key, value) VALUES ('default_ttl', \(value)::interval::text)
+            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
+            """,
+            logger: logger
+        )
+    }
+}

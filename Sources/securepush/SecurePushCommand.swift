@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct SecurePushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "securepush",
+        abstract: "Secure push notifications: payloads stay in PostgreSQL, pushes carry only ids.",
+        subcommands: [ServeCommand.self, MigrateCommand.self]
+    )
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushServer
+import SecurePushStore
+
+/// A private database for one test, copied from a migrated template, dropped afterwards.
+///
+/// The server comes from `DATABASE_URL` (ops/test starts a private cluster and sets it).
+public struct TestDatabase: Sendable {
+    /// The URL of this test's own database.
+    public let url: DatabaseURL
+    /// A running client on it.
+    public let client: PostgresClient
+    /// A logger for test code.
+    public let logger: Logger
+
+    /// Creates a fresh migrated database, runs `body`, and drops the database.
+    public static func with<T: Sendable>(_ body: @Sendable (TestDatabase) async throws -> T) async throws -> T {
+        let url: DatabaseURL
+        do {
+            url = try await TemplateDatabase.shared.createDatabase()
+        } catch let error as PSQLError {
+            throw TestFailure("creating the test database failed: \(String(reflecting: error))")
+        }
+        let logger = Logger(label: "securepush.test")
+        let client = url.makeClient(poolSize: 20, logger: logger)
+        let database = TestDatabase(url: url, client: client, logger: logger)
+        let result: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            do {
+                return .success(try await body(database))
+            } catch {
+                return .failure(error)
+            }
+        }
+        try? await TemplateDatabase.shared.dropDatabase(url.database)
+        do {
+            return try result.get()
+        } catch let error as PSQLError {
+            // PostgresNIO hides details by default; in tests we want the server's message.
+            throw TestFailure(String(reflecting: error))
+        }
+    }
+
+    /// Runs a query and decodes the first column of the first row.
+    public func scalar<V: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: V.Type = V.self) async throws -> V {
+        let rows = try await client.query(query, logger: logger).collect()
+        guard let row = rows.first else { throw TestFailure("query returned no rows") }
+        return try row.decode(V.self)
+    }
+
+    /// Runs a statement.
+    public func execute(_ query: PostgresQuery) async throws {
+        try await client.query(query, logger: logger)
+    }
+
+    /// Inserts an active device and returns its id.
+    @discardableResult
+    public func insertDevice(user: String, platform: String = "simulated", token: String, options: String = "{}") async throws -> UUID {
+        try await scalar(
+            """
+            INSERT INTO securepush.devices (user_id, platform, token, options)
+            VALUES (\(user), \(platform), \(token), \(options)::jsonb) RETURNING id
+            """
+        )
+    }
+
+    /// Enqueues with `securepush.enqueue` and returns the id.
+    public func enqueue(user: String, payload: String, ttl: String? = nil, idempotencyKey: String? = nil) async throws -> UUID {
+        try await scalar(
+            """
+            SELECT securepush.enqueue(user_id => \(user), payload => \(payload)::jsonb,
+                                      ttl => \(ttl)::interval, idempotency_key => \(idempotencyKey))
+            """
+        )
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).
+    public func eventually(
+        _ what: String,
+        timeout: Duration = .seconds(20),
+        _ condition: @Sendable () async throws -> Bool
+    ) async throws {
+        try await SecurePushTestSupport.eventually(what, timeout: timeout, condition)
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).
+public func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: @Sendable () async throws -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure("timed out after \(timeout) waiting for: \(what)")
+}
+
+/// A test failure with a message.
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

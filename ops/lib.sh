@@ -1,0 +1,89 @@
+# Shared helpers for ops/ scripts: a private PostgreSQL cluster run by an unprivileged user.
+# Source it; do not run it.
+
+OPS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PG_SUPERUSER="securepush"
+
+log() { printf '\033[1m[securepush]\033[0m %s\n' "$*" >&2; }
+
+# Finds PostgreSQL's server binaries, installing them from Debian's packages when missing.
+pg_bindir() {
+    local dir
+    for dir in /usr/lib/postgresql/*/bin; do
+        if [ -x "$dir/pg_ctl" ]; then echo "$dir"; return 0; fi
+    done
+    if command -v pg_ctl >/dev/null 2>&1; then dirname "$(command -v pg_ctl)"; return 0; fi
+    return 1
+}
+
+ensure_postgres() {
+    if ! pg_bindir >/dev/null; then
+        if [ "$(id -u)" -ne 0 ]; then
+            log "PostgreSQL is not installed; install it (Debian: apt-get install postgresql postgresql-contrib) and retry"
+            exit 1
+        fi
+        log "installing PostgreSQL from Debian's packages"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib >&2
+    fi
+    PG_BIN="$(pg_bindir)"
+    export PG_BIN
+}
+
+# PostgreSQL refuses to run as root: when we are root, run it as an unprivileged system user.
+pg_os_user() {
+    if [ "$(id -u)" -ne 0 ]; then id -un; return; fi
+    if id postgres >/dev/null 2>&1; then echo postgres; return; fi
+    if ! id securepush >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin securepush
+    fi
+    echo securepush
+}
+
+as_pg_user() {
+    local user="$1"; shift
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u "$user" -- "$@"
+    else
+        "$@"
+    fi
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# pg_start DATA_DIR PORT [extra postgres -c settings...]
+# Initializes the cluster when new, starts it, creates the `securepush` database, exports DATABASE_URL.
+pg_start() {
+    local data_dir="$1" port="$2"; shift 2
+    ensure_postgres
+    local user; user="$(pg_os_user)"
+    mkdir -p "$data_dir"
+    local socket_dir="$data_dir/socket"
+    if [ ! -f "$data_dir/db/PG_VERSION" ]; then
+        log "initializing a private PostgreSQL cluster in $data_dir (run as user $user)"
+        mkdir -p "$data_dir/db" "$socket_dir"
+        chown -R "$user" "$data_dir" 2>/dev/null || true
+        chmod 700 "$data_dir/db"
+        as_pg_user "$user" "$PG_BIN/initdb" -D "$data_dir/db" -U "$PG_SUPERUSER" -A trust -E UTF8 --no-locale --no-sync >/dev/null
+    fi
+    mkdir -p "$socket_dir"
+    chown "$user" "$data_dir" "$socket_dir" 2>/dev/null || true
+    local options="-p $port -k $socket_dir -c listen_addresses=127.0.0.1 -c max_connections=300"
+    local setting
+    for setting in "$@"; do options="$options -c $setting"; done
+    as_pg_user "$user" "$PG_BIN/pg_ctl" -D "$data_dir/db" -l "$data_dir/postgres.log" -o "$options" -w -t 60 start >/dev/null
+    if ! "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'securepush'" | grep -q 1; then
+        "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" securepush
+    fi
+    export PG_DATA_DIR="$data_dir" PG_PORT="$port" PG_USER="$user"
+    export DATABASE_URL="postgres://$PG_SUPERUSER@127.0.0.1:$port/securepush?sslmode=disable"
+    log "PostgreSQL is up: $DATABASE_URL"
+}
+
+pg_stop() {
+    local data_dir="${1:-$PG_DATA_DIR}"
+    [ -n "$data_dir" ] && [ -f "$data_dir/db/postmaster.pid" ] || return 0
+    as_pg_user "$(pg_os_user)" "$PG_BIN/pg_ctl" -D "$data_dir/db" -m fast -w stop >/dev/null || true
+}
