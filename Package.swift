@@ -114,6 +114,25 @@ let package = Package(
             name: "securepush",
             dependencies: [
                 "SecurePushServer",
+                "SecurePushStore",
+                "SecurePushAPI",
+                "SecurePushCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `ops/bench`'s measurements (not a test).
+        .executableTarget(
+            name: "SecurePushBench",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushStore",
+                "SecurePushProviders",
+                "SecurePushDispatcher",
+                "SecurePushServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -127,8 +146,11 @@ let package = Package(
                 "SecurePushServer",
                 "SecurePushProviders",
                 "SecurePushDispatcher",
+                "SecurePushAPI",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -33,7 +33,7 @@ public struct SimulatedProvider: PushProvider {
                 path: request.path,
                 headers: request.headers,
                 body: String(decoding: request.body, as: UTF8.self),
-                time: Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day())
+                time: Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
             )
         )
         return result

@@ -1,12 +1,70 @@
-/// Where and how the HTTP API listens.
+import Foundation
+import SecurePushAPI
+import SecurePushStore
+
+/// The HTTP API's settings.
 public struct HTTPConfiguration: Sendable {
     /// Bind address (`SECUREPUSH_HOST`).
     public var host: String
     /// Port (`SECUREPUSH_PORT`).
     public var port: Int
+    /// How user JWTs are verified (`SECUREPUSH_USER_JWT_SECRET` or `SECUREPUSH_USER_JWT_PUBLIC_KEY`).
+    public var userTokenKey: UserTokenVerifier.Key?
+    /// Required `iss` (`SECUREPUSH_USER_JWT_ISSUER`).
+    public var userTokenIssuer: String?
+    /// Required `aud` (`SECUREPUSH_USER_JWT_AUDIENCE`).
+    public var userTokenAudience: String?
+    /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
+    public var purgeAfterRead: Duration?
+    /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
+    public var dispatcherStaleAfter: Duration
 
     init(values: ConfigurationValues) throws {
         self.host = values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", default: 8080, in: 0...65535)
+        let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
+        let publicKey = values.string("SECUREPUSH_USER_JWT_PUBLIC_KEY")
+        switch (secret, publicKey) {
+        case (.some, .some):
+            throw ConfigurationError("set either SECUREPUSH_USER_JWT_SECRET (HS256) or SECUREPUSH_USER_JWT_PUBLIC_KEY (ES256/RS256), not both")
+        case (.some(let secret), nil):
+            guard secret.utf8.count >= 16 else {
+                throw ConfigurationError("SECUREPUSH_USER_JWT_SECRET must be at least 16 bytes (32 random bytes recommended)")
+            }
+            self.userTokenKey = .hs256(secret: secret)
+        case (nil, .some(let key)):
+            if key.contains("-----BEGIN") {
+                self.userTokenKey = .publicKey(pem: key)
+            } else {
+                guard let pem = try? String(contentsOfFile: key, encoding: .utf8) else {
+                    throw ConfigurationError("SECUREPUSH_USER_JWT_PUBLIC_KEY: cannot read the PEM file \(key)")
+                }
+                self.userTokenKey = .publicKey(pem: pem)
+            }
+        case (nil, nil):
+            self.userTokenKey = nil
+        }
+        self.userTokenIssuer = values.string("SECUREPUSH_USER_JWT_ISSUER")
+        self.userTokenAudience = values.string("SECUREPUSH_USER_JWT_AUDIENCE")
+        if values.string("SECUREPUSH_PURGE_AFTER_READ").map({ ["off", "never", "0"].contains($0.lowercased()) }) ?? true {
+            self.purgeAfterRead = nil
+        } else {
+            self.purgeAfterRead = try values.duration("SECUREPUSH_PURGE_AFTER_READ", default: .zero, in: .seconds(0)...(.seconds(3650 * 86_400)))
+        }
+        self.dispatcherStaleAfter = try values.duration(
+            "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
+    }
+
+    /// The verifier, or a configuration error naming the settings when none is configured.
+    public func makeUserTokenVerifier() async throws -> UserTokenVerifier {
+        guard let userTokenKey else {
+            throw ConfigurationError(
+                "the API needs SECUREPUSH_USER_JWT_SECRET (HS256) or SECUREPUSH_USER_JWT_PUBLIC_KEY (ES256/RS256 PEM) to verify user tokens")
+        }
+        do {
+            return try await UserTokenVerifier(key: userTokenKey, issuer: userTokenIssuer, audience: userTokenAudience)
+        } catch {
+            throw ConfigurationError("SECUREPUSH_USER_JWT_PUBLIC_KEY is not a usable EC P-256 or RSA public key in PEM form")
+        }
     }
 }

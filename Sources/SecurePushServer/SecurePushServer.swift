@@ -33,6 +33,18 @@ public struct SecurePushServer {
             )
             services.append(contentsOf: assembly.services)
         }
+        if configuration.role.runsAPI {
+            let api = try await APIAssembly(client: client, configuration: configuration.http, logger: logger)
+            services.append(
+                PayloadPurgeService(
+                    notifications: api.context.notifications,
+                    afterRead: configuration.http.purgeAfterRead,
+                    interval: configuration.dispatcher.maintenanceInterval,
+                    logger: logger
+                )
+            )
+            services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
+        }
         services.append(
             StartupCheck(client: client, configuration: configuration, logger: logger)
         )

@@ -21,11 +21,12 @@ public final class DispatcherHarness: Sendable {
         database: TestDatabase,
         configuration: DispatcherConfiguration = .testing,
         behavior: SimulatedProvider.Behavior? = nil,
-        extraProviders: [any PushProvider] = []
+        extraProviders: [any PushProvider] = [],
+        logs: CapturedLogs? = nil
     ) throws {
         let outbox = try SimulatedOutbox(path: nil, keepInMemory: true)
-        var logger = Logger(label: "securepush.test.dispatcher")
-        logger.logLevel = .warning
+        var logger = logs?.logger(label: "securepush.test.dispatcher") ?? Logger(label: "securepush.test.dispatcher")
+        if logs == nil { logger.logLevel = .warning }
         let assembly = try DispatcherAssembly(
             client: database.client,
             databaseURL: database.url,

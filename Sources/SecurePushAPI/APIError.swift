@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An API error: a status, a stable machine code and a human sentence. Its body is always
+/// `{"error": {"code": ..., "message": ...}}` and never carries SQL, payloads, tokens or stack traces.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    /// Stable code clients can switch on.
+    public var code: String
+    /// One human sentence.
+    public var message: String
+    /// Extra headers (for example `WWW-Authenticate`).
+    public var headers: HTTPFields
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        let body = try JSONEncoder().encode(["error": ["code": code, "message": message]])
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// 401 with a `WWW-Authenticate` challenge.
+    public static func unauthorized(_ message: String) -> APIError {
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = #"Bearer realm="securepush", error="invalid_token""#
+        return APIError(.unauthorized, code: "unauthorized", message: message, headers: headers)
+    }
+
+    /// 404 for anything the caller may not know exists.
+    public static let notFound = APIError(.notFound, code: "not_found", message: "No such notification.")
+}

@@ -1,0 +1,19 @@
+import Foundation
+import Hummingbird
+import SecurePushStore
+
+/// Checks `Authorization: Bearer <device_id>.<device_secret>`; every failure is the same 401.
+struct DeviceAuthenticator: Sendable {
+    let devices: DeviceStore
+
+    func authenticate(_ request: Request) async throws -> AuthenticatedDevice {
+        guard let credential = DeviceCredential(authorization: request.headers[.authorization]) else {
+            throw APIError.unauthorized("A device credential is required: Authorization: Bearer <device_id>.<device_secret>.")
+        }
+        guard let device = try await devices.authenticate(deviceID: credential.deviceID, secret: credential.secret) else {
+            throw APIError.unauthorized("The device credential is invalid or revoked.")
+        }
+        try? await devices.touch(deviceID: device.deviceID)
+        return device
+    }
+}

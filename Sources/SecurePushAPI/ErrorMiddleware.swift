@@ -1,0 +1,34 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Turns every error into the API's error shape: framework errors keep their status with a stable code,
+/// anything unexpected becomes a generic 500 (logged without details that could hold user data).
+public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Creates the middleware.
+    public init() {}
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as any HTTPResponseError {
+            throw Self.translate(status: error.status)
+        } catch {
+            context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
+            throw APIError(.internalServerError, code: "internal_error", message: "Something went wrong on our side; try again later.")
+        }
+    }
+
+    static func translate(status: HTTPResponse.Status) -> APIError {
+        switch status {
+        case .notFound: APIError(.notFound, code: "not_found", message: "No such resource.")
+        case .methodNotAllowed: APIError(.methodNotAllowed, code: "method_not_allowed", message: "This method is not allowed here.")
+        case .contentTooLarge: APIError(.contentTooLarge, code: "payload_too_large", message: "The request body is too large.")
+        case .badRequest: APIError(.badRequest, code: "bad_request", message: "The request is malformed.")
+        case .unauthorized: APIError.unauthorized("Authentication is required.")
+        default: APIError(status, code: "http_\(status.code)", message: status.reasonPhrase.isEmpty ? "Request failed." : status.reasonPhrase + ".")
+        }
+    }
+}

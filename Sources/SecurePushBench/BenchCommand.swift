@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+import SecurePushDispatcher
+import SecurePushProviders
+import SecurePushServer
+import SecurePushStore
+import ServiceLifecycle
+import Synchronization
+
+/// `securepush-bench`: the measurements `ops/bench` prints. Not a test: it asserts nothing.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "securepush-bench",
+        abstract: "Measure SecurePush's drain throughput and enqueue-to-push latency on a real PostgreSQL.",
+        subcommands: [DrainBench.self, LatencyBench.self]
+    )
+}
+
+/// Shared set-up: the database from DATABASE_URL, migrated and emptied.
+struct BenchDatabase {
+    let url: DatabaseURL
+    let logger: Logger
+
+    init() throws {
+        guard let raw = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+            throw ValidationError("DATABASE_URL is not set (ops/bench sets it)")
+        }
+        self.url = try DatabaseURL(raw)
+        var logger = Logger(label: "securepush.bench")
+        logger.logLevel = .error
+        self.logger = logger
+    }
+
+    func withClient<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let client = url.makeClient(poolSize: 40, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+            try await client.query(
+                "TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.notifications, securepush.devices, securepush.dispatchers",
+                logger: logger
+            )
+            return try await body(client)
+        }
+    }
+
+    /// Runs a dispatcher wired exactly as `securepush serve --role dispatcher`, with `provider`.
+    func withDispatcher<T: Sendable>(
+        client: PostgresClient,
+        provider: any PushProvider,
+        configuration: DispatcherConfiguration,
+        _ body: @Sendable (DispatcherAssembly) async throws -> T
+    ) async throws -> T {
+        let assembly = try DispatcherAssembly(
+            client: client,
+            databaseURL: url,
+            providers: [provider],
+            configuration: configuration,
+            logger: logger
+        )
+        let group = ServiceGroup(configuration: .init(services: assembly.services.map { .init(service: $0) }, logger: logger))
+        let task = Task { try await group.run() }
+        do {
+            let result = try await body(assembly)
+            await group.triggerGracefulShutdown()
+            _ = try? await task.value
+            return result
+        } catch {
+            task.cancel()
+            throw error
+        }
+    }
+}
+
+struct DispatchOptions: ParsableArguments {
+    @Option(help: "Deliveries claimed per statement.") var batchSize = 500
+    @Option(help: "Pushes in flight per lane.") var concurrency = 256
+    @Option(help: "Claim/send/complete loops.") var lanes = 2
+
+    var configuration: DispatcherConfiguration {
+        var configuration = DispatcherConfiguration()
+        configuration.batchSize = batchSize
+        configuration.concurrency = concurrency
+        configuration.lanes = lanes
+        return configuration
+    }
+}

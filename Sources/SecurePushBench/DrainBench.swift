@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import PostgresNIO
+import SecurePushCore
+import SecurePushProviders
+
+/// Pre-inserts N notifications (one device each) and measures how fast one dispatcher process drains them.
+struct DrainBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "drain", abstract: "Drain N pre-inserted notifications.")
+
+    @Option(help: "Notifications to drain.") var count = 100_000
+    @Option(help: "Path of the simulated outbox (the default run writes one; /dev/null to skip the file).")
+    var outbox = "/dev/null"
+    @OptionGroup var dispatch: DispatchOptions
+
+    func run() async throws {
+        let database = try BenchDatabase()
+        let count = self.count
+        let outboxPath = self.outbox
+        let configuration = dispatch.configuration
+        try await database.withClient { client in
+            try await client.query(
+                """
+                INSERT INTO securepush.devices (user_id, platform, token)
+                SELECT 'bench-' || g, 'simulated', 'bench-token-' || g FROM generate_series(1, 1000) g
+                """,
+                logger: database.logger
+            )
+            let clock = ContinuousClock()
+            let enqueueStart = clock.now
+            try await client.query(
+                """
+                INSERT INTO securepush.notifications (user_id, payload)
+                SELECT 'bench-' || (g % 1000 + 1), jsonb_build_object('title', 'Payment received', 'n', g)
+                FROM generate_series(1, \(count)) g
+                """,
+                logger: database.logger
+            )
+            let enqueueSeconds = (clock.now - enqueueStart).secondsDouble
+            let provider = SimulatedProvider(outbox: try SimulatedOutbox(path: outboxPath))
+            let drainSeconds = try await database.withDispatcher(client: client, provider: provider, configuration: configuration) { assembly in
+                let start = clock.now
+                while assembly.stats.sent < Int64(count) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                let elapsed = (clock.now - start).secondsDouble
+                let left = try await client.query("SELECT count(*)::bigint FROM securepush.deliveries", logger: database.logger)
+                    .collect().first?.decode(Int64.self) ?? -1
+                guard left == 0 else { throw ValidationError("\(left) deliveries left after draining") }
+                return elapsed
+            }
+            print(
+                String(
+                    format: "drain count=%d enqueue_per_s=%.0f drain_s=%.3f deliveries_per_s=%.0f",
+                    count, Double(count) / enqueueSeconds, drainSeconds, Double(count) / drainSeconds
+                )
+            )
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SecurePushCore
+
+/// A notification as its owner's device reads it.
+public struct StoredNotification: Sendable {
+    /// The id.
+    public var id: UUID
+    /// The payload as JSON text.
+    public var payloadJSON: String
+    /// When it was enqueued.
+    public var createdAt: Date
+    /// When it was first read.
+    public var readAt: Date?
+}
+
+/// What reading a notification found.
+public enum ReadResult: Sendable {
+    /// The payload, now marked read.
+    case found(StoredNotification)
+    /// It exists for this user but expired or its payload was purged.
+    case gone
+    /// Unknown, or another user's: the two are indistinguishable.
+    case notFound
+}
+
+/// One entry of the unread/catch-up listing.
+public struct NotificationSummary: Sendable {
+    /// The id.
+    public var id: UUID
+    /// When it was enqueued.
+    public var createdAt: Date
+    /// When it was first read, if it was.
+    public var readAt: Date?
+    /// Where a listing continues after this item.
+    public var cursor: ListCursor
+}
+
+/// A position in the newest-first listing.
+public struct ListCursor: Sendable, Hashable {
+    /// Creation time in microseconds since 1970 of the last item returned.
+    public var createdAtMicros: Int64
+    /// The id of the last item returned.
+    public var id: UUID
+
+    /// Creates a cursor.
+    public init(createdAtMicros: Int64, id: UUID) {
+        self.createdAtMicros = createdAtMicros
+        self.id = id
+    }
+
+    /// An opaque token: base64url of "micros.uuid".
+    public var token: String {
+        Data("\(createdAtMicros).\(id.uuidString.lowercased())".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Parses a token made by `token`; `nil` if malformed.
+    public init?(token: String) {
+        guard token.count <= 128 else { return nil }
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        self.init(createdAtMicros: micros, id: id)
+    }
+}
+
+/// Reads notifications for their owner's devices.
+public struct NotificationStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates the store on an injected client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Returns the payload and marks it read atomically: the first read records `read_at` and the device.
+    public func read(id: UUID, userID: String, deviceID: UUID) async throws -> ReadResult {
+        let rows = try await client.query(
+            """
+            UPDATE securepush.notifications n
+            SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, \(deviceID))
+            WHERE n.id = \(id) AND n.user_id = \(userID) AND n.expires_at > now() AND n.purged_at IS NULL
+            RETURNING n.id, n.payload::text, n.created_at, n.read_at
+            """,
+            logger: logger
+        ).collect()
+        if let row = rows.first {
+            let (id, payload, createdAt, readAt) = try row.decode((UUID, String, Date, Date?).self)
+            return .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
+        }
+        let exists = try await client.query(
+            "SELECT 1 FROM securepush.notifications WHERE id = \(id) AND user_id = \(userID)",
+            logger: logger
+        ).collect()
+        return exists.isEmpty ? .notFound : .gone
+    }
+
+    /// The user's unexpired notifications (only unread ones when asked), newest first, after `cursor`.
+    public func list(userID: String, unreadOnly: Bool, limit: Int, after cursor: ListCursor?) async throws -> [NotificationSummary] {
+        let hasCursor = cursor != nil
+        let afterMicros = cursor?.createdAtMicros ?? 0
+        let afterID = cursor?.id ?? UUID()
+        let rows = try await client.query(
+            """
+            SELECT id, created_at, read_at, (extract(epoch FROM created_at) * 1000000)::bigint
+            FROM securepush.notifications
+            WHERE user_id = \(userID) AND expires_at > now() AND purged_at IS NULL
+              AND (NOT \(unreadOnly) OR read_at IS NULL)
+              AND (NOT \(hasCursor) OR (created_at, id) < ('epoch'::timestamptz + \(afterMicros) * interval '1 microsecond', \(afterID)))
+            ORDER BY created_at DESC, id DESC
+            LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var items: [NotificationSummary] = []
+        for try await (id, createdAt, readAt, micros) in rows.decode((UUID, Date, Date?, Int64).self) {
+            items.append(NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id)))
+        }
+        return items
+    }
+
+    /// Purges payloads of expired notifications and, when `afterRead` is set, of notifications read that long ago.
+    public func purgePayloads(afterRead: Duration?) async throws -> Int {
+        let milliseconds = afterRead?.wholeMilliseconds
+        let rows = try await client.query(
+            "SELECT securepush.purge_payloads(\(milliseconds)::bigint * interval '1 millisecond')",
+            logger: logger
+        ).collect()
+        return Int(try rows.first?.decode(Int32.self) ?? 0)
+    }
+}

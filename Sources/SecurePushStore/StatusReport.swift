@@ -1,0 +1,77 @@
+import Foundation
+
+/// The pipeline's health, as `/status` and `securepush status` show it. Holds no payload, token,
+/// secret or user id.
+public struct StatusReport: Codable, Sendable {
+    /// Database reachability and schema.
+    public struct Database: Codable, Sendable {
+        public var reachable: Bool
+        public var migrationsPending: [String]
+    }
+
+    /// Deliveries waiting or in flight for one platform.
+    public struct PlatformQueue: Codable, Sendable {
+        public var platform: String
+        public var pending: Int64
+        public var claimed: Int64
+        /// Pending deliveries scheduled for a later retry.
+        public var retrying: Int64
+    }
+
+    /// The hot queue.
+    public struct Queue: Codable, Sendable {
+        public var pending: Int64
+        public var claimed: Int64
+        /// Age of the oldest runnable pending delivery: the queue lag.
+        public var oldestPendingAgeSeconds: Double?
+        public var byPlatform: [PlatformQueue]
+    }
+
+    /// Stored notifications.
+    public struct Notifications: Codable, Sendable {
+        public var stored: Int64
+        public var unread: Int64
+        public var purged: Int64
+    }
+
+    /// One dispatcher process.
+    public struct Dispatcher: Codable, Sendable {
+        public var id: UUID
+        public var host: String
+        public var pid: Int32
+        public var role: String
+        public var version: String
+        public var startedAt: Date
+        public var lastHeartbeatAt: Date
+        /// `alive`, `stale` (no heartbeat lately) or `stopped`.
+        public var state: String
+        public var sent: Int64
+        public var failed: Int64
+    }
+
+    /// Finished deliveries in a window, by outcome.
+    public struct Window: Codable, Sendable {
+        public var sent: Int64 = 0
+        public var failed: Int64 = 0
+        public var tokenInvalid: Int64 = 0
+        public var expired: Int64 = 0
+        public var cancelled: Int64 = 0
+    }
+
+    public var generatedAt: Date
+    public var database: Database
+    public var queue: Queue
+    public var notifications: Notifications
+    public var dispatchers: [Dispatcher]
+    public var lastMinute: Window
+    public var lastHour: Window
+
+    /// The JSON encoder used for the report (snake_case keys, ISO 8601 dates).
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }
+}

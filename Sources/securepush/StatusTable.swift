@@ -1,0 +1,36 @@
+import Foundation
+import SecurePushStore
+
+/// A readable rendering of the status report.
+struct StatusTable {
+    let report: StatusReport
+
+    func render() -> String {
+        var lines: [String] = []
+        let lag = report.queue.oldestPendingAgeSeconds.map { String(format: "%.3f s", $0) } ?? "none"
+        lines.append("database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))")
+        lines.append("queue         \(report.queue.pending) pending, \(report.queue.claimed) in flight, oldest runnable pending: \(lag)")
+        for platform in report.queue.byPlatform {
+            lines.append("  \(pad(platform.platform, 12))\(platform.pending) pending (\(platform.retrying) awaiting retry), \(platform.claimed) in flight")
+        }
+        lines.append(
+            "notifications \(report.notifications.stored) stored, \(report.notifications.unread) unread, \(report.notifications.purged) purged")
+        for (name, window) in [("last minute", report.lastMinute), ("last hour", report.lastHour)] {
+            lines.append(
+                "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled)"
+            )
+        }
+        lines.append("dispatchers   \(report.dispatchers.count)")
+        for dispatcher in report.dispatchers {
+            let age = String(format: "%.1f s ago", Date().timeIntervalSince(dispatcher.lastHeartbeatAt))
+            lines.append(
+                "  \(pad(dispatcher.state, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed)"
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}
