@@ -26,7 +26,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let body = try JSONEncoder().encode(["error": ["code": code, "message": message]])
+        // Sorted keys: identical errors must be byte-identical (404s may not hint at anything).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = try encoder.encode(["error": ["code": code, "message": message]])
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 

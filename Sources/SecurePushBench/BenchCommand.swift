@@ -54,10 +54,15 @@ struct BenchDatabase {
         client: PostgresClient,
         provider: any PushProvider,
         configuration: DispatcherConfiguration,
+        synchronousCommit: Bool,
         _ body: @Sendable (DispatcherAssembly) async throws -> T
     ) async throws -> T {
+        // The dispatcher's own pool, as `securepush serve` has it, separate from the producers'.
+        let dispatcherClient = url.makeClient(poolSize: configuration.lanes * 2 + 2, logger: logger, synchronousCommit: synchronousCommit)
+        let dispatcherClientTask = Task { await dispatcherClient.run() }
+        defer { dispatcherClientTask.cancel() }
         let assembly = try DispatcherAssembly(
-            client: client,
+            client: dispatcherClient,
             databaseURL: url,
             providers: [provider],
             configuration: configuration,
@@ -81,6 +86,7 @@ struct DispatchOptions: ParsableArguments {
     @Option(help: "Deliveries claimed per statement.") var batchSize = 500
     @Option(help: "Pushes in flight per lane.") var concurrency = 256
     @Option(help: "Claim/send/complete loops.") var lanes = 2
+    @Option(help: "Dispatcher commits wait for WAL flush: on or off (the default, as in serve).") var synchronousCommit = "off"
 
     var configuration: DispatcherConfiguration {
         var configuration = DispatcherConfiguration()

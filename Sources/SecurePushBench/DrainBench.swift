@@ -18,6 +18,7 @@ struct DrainBench: AsyncParsableCommand {
         let count = self.count
         let outboxPath = self.outbox
         let configuration = dispatch.configuration
+        let synchronousCommit = dispatch.synchronousCommit == "on"
         try await database.withClient { client in
             try await client.query(
                 """
@@ -38,13 +39,16 @@ struct DrainBench: AsyncParsableCommand {
             )
             let enqueueSeconds = (clock.now - enqueueStart).secondsDouble
             let provider = SimulatedProvider(outbox: try SimulatedOutbox(path: outboxPath))
-            let drainSeconds = try await database.withDispatcher(client: client, provider: provider, configuration: configuration) { assembly in
+            let drainSeconds = try await database.withDispatcher(
+                client: client, provider: provider, configuration: configuration, synchronousCommit: synchronousCommit
+            ) { assembly in
                 let start = clock.now
                 while assembly.stats.sent < Int64(count) {
                     try await Task.sleep(for: .milliseconds(5))
                 }
                 let elapsed = (clock.now - start).secondsDouble
-                let left = try await client.query("SELECT count(*)::bigint FROM securepush.deliveries", logger: database.logger)
+                let left =
+                    try await client.query("SELECT count(*)::bigint FROM securepush.deliveries", logger: database.logger)
                     .collect().first?.decode(Int64.self) ?? -1
                 guard left == 0 else { throw ValidationError("\(left) deliveries left after draining") }
                 return elapsed

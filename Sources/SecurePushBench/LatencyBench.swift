@@ -18,6 +18,7 @@ struct LatencyBench: AsyncParsableCommand {
         let rate = self.rate
         let total = rate * seconds
         let configuration = dispatch.configuration
+        let synchronousCommit = dispatch.synchronousCommit == "on"
         let pushedAt = InstantLog()
         let committedAt = InstantLog()
         let clock = ContinuousClock()
@@ -34,7 +35,8 @@ struct LatencyBench: AsyncParsableCommand {
                 """,
                 logger: database.logger
             )
-            try await database.withDispatcher(client: client, provider: provider, configuration: configuration) { _ in
+            try await database.withDispatcher(client: client, provider: provider, configuration: configuration, synchronousCommit: synchronousCommit)
+            { _ in
                 try await Task.sleep(for: .milliseconds(500))  // listener connected, lanes idle
                 let start = clock.now
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -22,7 +22,10 @@ public struct APNsRequestFactory: Sendable {
     public var defaultTopic: String?
 
     /// Creates a factory.
-    public init(alertTitle: String = "New secure message", alertBody: String = "Open the app to read it.", defaultStyle: Style = .silent, defaultTopic: String? = nil) {
+    public init(
+        alertTitle: String = "New secure message", alertBody: String = "Open the app to read it.", defaultStyle: Style = .silent,
+        defaultTopic: String? = nil
+    ) {
         self.alertTitle = alertTitle
         self.alertBody = alertBody
         self.defaultStyle = defaultStyle

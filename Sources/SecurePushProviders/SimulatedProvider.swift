@@ -13,7 +13,9 @@ public struct SimulatedProvider: PushProvider {
     let behavior: Behavior?
 
     /// Creates a simulated provider writing to `outbox`.
-    public init(outbox: SimulatedOutbox, factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"), behavior: Behavior? = nil) {
+    public init(
+        outbox: SimulatedOutbox, factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"), behavior: Behavior? = nil
+    ) {
         self.outbox = outbox
         self.factory = factory
         self.behavior = behavior

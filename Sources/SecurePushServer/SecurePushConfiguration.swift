@@ -12,6 +12,8 @@ public struct SecurePushConfiguration: Sendable {
     public var dispatcher: DispatcherConfiguration
     public var defaultTTL: Duration
     public var databasePoolSize: Int
+    /// Whether the dispatcher's claims and outcomes wait for a WAL flush (`SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT`).
+    public var dispatcherSynchronousCommit: Bool
     /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`).
     public var providers: [Platform]
     public var simulatedOutboxPath: String?
@@ -55,6 +57,8 @@ public struct SecurePushConfiguration: Sendable {
 
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)
+        self.dispatcherSynchronousCommit =
+            try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
         self.providers = try Self.parseProviders(values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let level = try values.choice(

@@ -23,8 +23,15 @@ public struct SecurePushServer {
         let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)
         var services: [any Service] = [PostgresClientService(client: client)]
         if configuration.role.runsDispatcher {
+            // Its own pool, so claims never queue behind API requests, with the commit mode configured.
+            let dispatcherClient = configuration.databaseURL.makeClient(
+                poolSize: max(4, configuration.dispatcher.lanes * 2 + 2),
+                logger: logger,
+                synchronousCommit: configuration.dispatcherSynchronousCommit
+            )
+            services.append(PostgresClientService(client: dispatcherClient))
             let assembly = try DispatcherAssembly(
-                client: client,
+                client: dispatcherClient,
                 databaseURL: configuration.databaseURL,
                 providers: try ProviderFactory.makeProviders(configuration, logger: logger),
                 configuration: configuration.dispatcher,
@@ -33,16 +40,16 @@ public struct SecurePushServer {
             )
             services.append(contentsOf: assembly.services)
         }
+        services.append(
+            PayloadPurgeService(
+                notifications: NotificationStore(client: client, logger: logger),
+                afterRead: configuration.http.purgeAfterRead,
+                interval: configuration.dispatcher.maintenanceInterval,
+                logger: logger
+            )
+        )
         if configuration.role.runsAPI {
             let api = try await APIAssembly(client: client, configuration: configuration.http, logger: logger)
-            services.append(
-                PayloadPurgeService(
-                    notifications: api.context.notifications,
-                    afterRead: configuration.http.purgeAfterRead,
-                    interval: configuration.dispatcher.maintenanceInterval,
-                    logger: logger
-                )
-            )
             services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
         }
         services.append(

@@ -36,7 +36,8 @@ public struct StatusReport: Codable, Sendable {
 
     /// One dispatcher process.
     public struct Dispatcher: Codable, Sendable {
-        public var id: UUID
+        /// The registration id, lowercase.
+        public var id: String
         public var host: String
         public var pid: Int32
         public var role: String

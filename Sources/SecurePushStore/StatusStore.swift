@@ -94,7 +94,7 @@ public struct StatusStore: Sendable {
         ) {
             result.append(
                 .init(
-                    id: id, host: host, pid: pid, role: role, version: version, startedAt: started, lastHeartbeatAt: seen,
+                    id: id.uuidString.lowercased(), host: host, pid: pid, role: role, version: version, startedAt: started, lastHeartbeatAt: seen,
                     state: state, sent: sent, failed: failed
                 )
             )

@@ -8,10 +8,13 @@ struct StatusTable {
     func render() -> String {
         var lines: [String] = []
         let lag = report.queue.oldestPendingAgeSeconds.map { String(format: "%.3f s", $0) } ?? "none"
-        lines.append("database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))")
+        lines.append(
+            "database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))"
+        )
         lines.append("queue         \(report.queue.pending) pending, \(report.queue.claimed) in flight, oldest runnable pending: \(lag)")
         for platform in report.queue.byPlatform {
-            lines.append("  \(pad(platform.platform, 12))\(platform.pending) pending (\(platform.retrying) awaiting retry), \(platform.claimed) in flight")
+            lines.append(
+                "  \(pad(platform.platform, 12))\(platform.pending) pending (\(platform.retrying) awaiting retry), \(platform.claimed) in flight")
         }
         lines.append(
             "notifications \(report.notifications.stored) stored, \(report.notifications.unread) unread, \(report.notifications.purged) purged")

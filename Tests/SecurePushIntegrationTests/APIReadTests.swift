@@ -77,14 +77,22 @@ struct APIReadTests {
         try await TestDatabase.with { db in
             try await APIHarness.with(db) { api, client in
                 let token = try await api.userToken("ivy")
-                let post = { (body: String) in try await client.execute(uri: "/v1/devices", method: .post, headers: .bearer(token), body: ByteBuffer(string: body)) }
+                let post = { (body: String) in
+                    try await client.execute(uri: "/v1/devices", method: .post, headers: .bearer(token), body: ByteBuffer(string: body))
+                }
                 expectError(try await post("{not json"), .badRequest, "invalid_json")
                 expectError(try await post("[1,2]"), .badRequest, "invalid_json")
-                expectError(try await post(#"{"platform":"simulated","token":"\#(String(repeating: "x", count: 20_000))"}"#), .contentTooLarge, "payload_too_large")
+                expectError(
+                    try await post(#"{"platform":"simulated","token":"\#(String(repeating: "x", count: 20_000))"}"#), .contentTooLarge,
+                    "payload_too_large")
                 expectError(try await post(#"{"platform":"carrier-pigeon","token":"x"}"#), .badRequest, "invalid_device")
                 expectError(try await post(#"{"platform":"apns","token":"not-hex"}"#), .badRequest, "invalid_device")
-                expectError(try await post(#"{"platform":"apns","token":"\#(String(repeating: "ab", count: 32))","environment":"staging"}"#), .badRequest, "invalid_device")
-                expectError(try await post(#"{"platform":"webpush","token":"http://push.example.com/x","p256dh":"x","auth":"y"}"#), .badRequest, "invalid_device")
+                expectError(
+                    try await post(#"{"platform":"apns","token":"\#(String(repeating: "ab", count: 32))","environment":"staging"}"#), .badRequest,
+                    "invalid_device")
+                expectError(
+                    try await post(#"{"platform":"webpush","token":"http://push.example.com/x","p256dh":"x","auth":"y"}"#), .badRequest,
+                    "invalid_device")
                 expectError(try await post(#"{"platform":"webpush","token":"https://push.example.com/x"}"#), .badRequest, "invalid_device")
                 expectError(try await post(#"{"platform":"simulated","token":"t","push_style":7}"#), .badRequest, "invalid_device")
                 expectError(try await post(#"{"platform":"simulated","token":"t","colour":"red"}"#), .badRequest, "invalid_device")
@@ -93,9 +101,12 @@ struct APIReadTests {
                 let p256dh = "B" + String(repeating: "A", count: 86)
                 let auth = String(repeating: "A", count: 22)
                 let webpush = try await post(
-                    #"{"platform":"webpush","subscription":{"endpoint":"https://push.example.com/abc","keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}}"#)
+                    #"{"platform":"webpush","subscription":{"endpoint":"https://push.example.com/abc","keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}}"#
+                )
                 #expect(webpush.status == .created)
-                let apns = try await post(#"{"platform":"apns","token":"\#(String(repeating: "ab", count: 32))","environment":"sandbox","push_style":"alert","topic":"com.example.bank"}"#)
+                let apns = try await post(
+                    #"{"platform":"apns","token":"\#(String(repeating: "ab", count: 32))","environment":"sandbox","push_style":"alert","topic":"com.example.bank"}"#
+                )
                 #expect(apns.status == .created)
                 expectError(try await client.execute(uri: "/nowhere", method: .get), .notFound, "not_found")
             }
@@ -127,9 +138,15 @@ struct APIReadTests {
                 #expect(seen == Array(ids.dropFirst().reversed()), "newest first, unread only, each once")
                 let all = try await client.execute(uri: "/v1/notifications?limit=100", method: .get, headers: .bearer(device))
                 #expect((all.body.json["notifications"] as? [[String: Any]])?.count == 7)
-                expectError(try await client.execute(uri: "/v1/notifications?limit=0", method: .get, headers: .bearer(device)), .badRequest, "invalid_parameter")
-                expectError(try await client.execute(uri: "/v1/notifications?unread=maybe", method: .get, headers: .bearer(device)), .badRequest, "invalid_parameter")
-                expectError(try await client.execute(uri: "/v1/notifications?cursor=%%%", method: .get, headers: .bearer(device)), .badRequest, "invalid_cursor")
+                expectError(
+                    try await client.execute(uri: "/v1/notifications?limit=0", method: .get, headers: .bearer(device)), .badRequest,
+                    "invalid_parameter")
+                expectError(
+                    try await client.execute(uri: "/v1/notifications?unread=maybe", method: .get, headers: .bearer(device)), .badRequest,
+                    "invalid_parameter")
+                expectError(
+                    try await client.execute(uri: "/v1/notifications?cursor=%%%", method: .get, headers: .bearer(device)), .badRequest,
+                    "invalid_cursor")
             }
         }
     }
