@@ -11,17 +11,29 @@ public struct SimulatedProvider: PushProvider {
     let outbox: SimulatedOutbox
     let factory: APNsRequestFactory
     let behavior: Behavior?
+    let latency: Duration?
 
-    /// Creates a simulated provider writing to `outbox`.
+    /// Creates a simulated provider writing to `outbox`; `latency` stands in for a network round trip.
     public init(
-        outbox: SimulatedOutbox, factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"), behavior: Behavior? = nil
+        outbox: SimulatedOutbox,
+        factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"),
+        latency: Duration? = nil,
+        behavior: Behavior? = nil
     ) {
         self.outbox = outbox
         self.factory = factory
+        self.latency = latency
         self.behavior = behavior
     }
 
     public func send(_ push: Push) async -> PushResult {
+        if let latency {
+            do {
+                try await Task.sleep(for: latency)
+            } catch {
+                return .retry(after: nil, reason: "cancelled before sending")
+            }
+        }
         let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())
         guard case .sent = result else { return result }
         let request = factory.makeRequest(for: push)

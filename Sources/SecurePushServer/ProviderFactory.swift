@@ -12,7 +12,7 @@ public enum ProviderFactory {
             switch platform {
             case .simulated:
                 let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
-                return SimulatedProvider(outbox: outbox)
+                return SimulatedProvider(outbox: outbox, latency: configuration.simulatedLatency)
             case .apns, .fcm, .wns, .webpush:
                 throw ConfigurationError(
                     "SECUREPUSH_PROVIDERS lists \(platform.rawValue), which has no credentials configured in this build; its deliveries wait")

@@ -17,6 +17,8 @@ public struct SecurePushConfiguration: Sendable {
     /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`).
     public var providers: [Platform]
     public var simulatedOutboxPath: String?
+    /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
+    public var simulatedLatency: Duration?
     public var logLevel: Logger.Level
     public var http: HTTPConfiguration
 
@@ -61,6 +63,8 @@ public struct SecurePushConfiguration: Sendable {
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
         self.providers = try Self.parseProviders(values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
+        let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
+        self.simulatedLatency = latency > .zero ? latency : nil
         let level = try values.choice(
             "SECUREPUSH_LOG_LEVEL", default: "info", allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"])
         self.logLevel = Logger.Level(rawValue: level)!

@@ -103,3 +103,24 @@ public struct TestFailure: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension DatabaseURL {
+    /// The URL as text, for a child process's `DATABASE_URL`.
+    public var urlString: String {
+        var text = "postgres://\(username)"
+        if let password { text += ":\(password)" }
+        text += "@\(host):\(port)/\(database)?sslmode=disable"
+        if let socketDirectory { text += "&host=\(socketDirectory)" }
+        return text
+    }
+}
+
+/// The `securepush` executable built next to the tests (`swift build --build-tests` builds it).
+public func securepushExecutable() throws -> URL {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let binary = root.appendingPathComponent(".build/debug/securepush")
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        throw TestFailure("\(binary.path) is missing: build with `swift build --build-tests` (ops/test does)")
+    }
+    return binary
+}

@@ -1,0 +1,100 @@
+import Foundation
+import PostgresNIO
+import SecurePushCore
+import SecurePushDispatcher
+import SecurePushProviders
+import SecurePushTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Crashes and outages")
+struct CrashTests {
+    @Test("a `securepush serve` process killed with SIGKILL mid-batch loses nothing; another process finishes its work")
+    func killedProcessLosesNothing() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "kat", token: "kat-1")
+            try await db.execute(
+                "INSERT INTO securepush.notifications (user_id, payload) SELECT 'kat', jsonb_build_object('n', g) FROM generate_series(1, 200) g")
+            let ids = Set(
+                try await db.client.query("SELECT id FROM securepush.notifications", logger: db.logger).collect()
+                    .map { try $0.decode(UUID.self).uuidString.lowercased() })
+            let outbox = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-kill-\(UUID()).jsonl")
+            defer { try? FileManager.default.removeItem(at: outbox) }
+
+            let process = Process()
+            process.executableURL = try securepushExecutable()
+            process.arguments = ["serve", "--role", "dispatcher"]
+            process.environment = [
+                "DATABASE_URL": db.url.urlString,
+                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path,
+                "SECUREPUSH_SIMULATED_LATENCY": "20ms",
+                "SECUREPUSH_CONCURRENCY": "4",
+                "SECUREPUSH_BATCH_SIZE": "20",
+                "SECUREPUSH_LANES": "1",
+                "SECUREPUSH_LEASE": "2s",
+                "SECUREPUSH_LOG_LEVEL": "error",
+            ]
+            try process.run()
+            @Sendable func recorded() -> [String] {
+                let text = (try? String(contentsOf: outbox, encoding: .utf8)) ?? ""
+                return text.split(separator: "\n").compactMap { line in
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["notification_id"] as? String
+                }
+            }
+            try await db.eventually("the child process pushed some") { recorded().count >= 30 }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let beforeKill = recorded()
+            let claimed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'claimed'")
+            #expect(claimed > 0, "the process died holding claims")
+            #expect(beforeKill.count < 200)
+
+            let harness = try DispatcherHarness(database: db)
+            try await db.eventually("all 200 delivered", timeout: .seconds(30)) {
+                let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
+                return sent == 200
+            }
+            await harness.stop()
+            let after = harness.pushes.map(\.notificationID)
+            #expect(Set(beforeKill).union(after) == ids, "every notification was pushed")
+            // Outcomes are written once per batch: a crash repeats at most the batch it held (20 here).
+            #expect(beforeKill.count + after.count - 200 <= 20, "at most the claimed batch is repeated")
+        }
+    }
+
+    @Test("every database connection killed mid-drain: the dispatcher reconnects and nothing is lost")
+    func connectionsKilled() async throws {
+        try await TestDatabase.with { db in
+            try await db.execute(
+                "INSERT INTO securepush.devices (user_id, platform, token) SELECT 'ned', 'simulated', 'ned-' || g FROM generate_series(1, 4) g")
+            try await db.execute(
+                "INSERT INTO securepush.notifications (user_id, payload) SELECT 'ned', jsonb_build_object('n', g) FROM generate_series(1, 500) g")
+            var configuration = DispatcherConfiguration.testing
+            configuration.batchSize = 50
+            let harness = try DispatcherHarness(database: db, configuration: configuration) { _ in
+                try? await Task.sleep(for: .milliseconds(1))
+                return .sent(messageID: nil)
+            }
+            try await db.eventually("some pushed") { harness.pushes.count >= 200 }
+            let killed: Int64 = try await db.scalar(
+                """
+                SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """
+            )
+            #expect(killed >= 2, "the pool's and the listener's connections were killed")
+            try await db.eventually("all 2,000 sent", timeout: .seconds(60)) {
+                let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
+                return sent == 2000
+            }
+            await harness.stop()
+            let distinct = Set(harness.pushes.map { "\($0.notificationID)/\($0.deviceID)" })
+            #expect(distinct.count == 2000)
+            let left: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
+            #expect(left == 0)
+        }
+    }
+}
