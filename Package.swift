@@ -56,6 +56,8 @@ let package = Package(
             dependencies: [
                 "SecurePushCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -137,6 +139,38 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/SecurePushTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // Protocol-faithful fake push servers (APNs, FCM, OAuth, Web Push, WNS) on 127.0.0.1, shared by tests.
+        .target(
+            name: "SecurePushFakes",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/SecurePushFakes",
+            swiftSettings: swiftSettings
+        ),
+        // Provider tests against the fake servers over loopback sockets; no database needed.
+        .testTarget(
+            name: "SecurePushProviderTests",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushProviders",
+                "SecurePushServer",
+                "SecurePushFakes",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
