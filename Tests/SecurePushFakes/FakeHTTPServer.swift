@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import Synchronization
 
 /// A TLS server on 127.0.0.1 (port 0, so the kernel picks a free port) that speaks HTTP/2 and,
@@ -46,25 +47,29 @@ public final class FakeHTTPServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                 }.flatMap {
-                    channel.configureHTTP2SecureUpgrade(
-                        h2ChannelConfigurator: { channel in
-                            box.markHTTP2(id)
-                            return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
-                                stream.eventLoop.makeCompletedFuture {
-                                    try stream.pipeline.syncOperations.addHandlers([
-                                        HTTP2FramePayloadToHTTP1ServerCodec(),
-                                        FakeStreamHandler(connectionID: id, httpMajorVersion: 2, handler: handler),
-                                    ])
-                                }
-                            }.map { _ in }
-                        },
-                        http1ChannelConfigurator: { channel in
-                            channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                                try channel.pipeline.syncOperations.addHandler(FakeStreamHandler(connectionID: id, httpMajorVersion: 1, handler: handler))
+                    let configureHTTP2: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                        box.markHTTP2(id)
+                        return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(FakeHTTP2StreamHandler(connectionID: id, handler: handler))
                             }
+                        }.map { _ in }
+                    }
+                    let configureHTTP1: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                            try channel.pipeline.syncOperations.addHandler(FakeHTTP1Handler(connectionID: id, httpMajorVersion: 1, handler: handler))
                         }
-                    )
+                    }
+                    // Without ALPN, an HTTP/2-only server (like APNs) assumes HTTP/2 with prior knowledge.
+                    let alpn = ApplicationProtocolNegotiationHandler { result, channel in
+                        switch result {
+                        case .negotiated("h2"): return configureHTTP2(channel)
+                        case .negotiated: return configureHTTP1(channel)
+                        case .fallback: return allowHTTP1 ? configureHTTP1(channel) : configureHTTP2(channel)
+                        }
+                    }
+                    return channel.pipeline.addHandler(alpn)
                 }
             }
             .bind(host: "127.0.0.1", port: 0)

@@ -57,18 +57,17 @@ enum TestSupport {
 /// The PyPI packages installed by `ops/python-tools`, used to cross-check against independent implementations.
 enum PythonTools {
     static let available: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return false }
-        return (try? Shell.capture("/usr/bin/python3", ["-c", "import jwt, http_ece, cryptography"]).status) == 0
+        (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import jwt, http_ece, cryptography"]).status) == 0
     }()
 
     static let aioapnsAvailable: Bool = {
         guard available else { return false }
-        return (try? Shell.capture("/usr/bin/python3", ["-c", "import aioapns"]).status) == 0
+        return (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import aioapns"]).status) == 0
     }()
 
     /// Runs a Python script and returns its stdout; throws with stderr on failure.
     static func run(_ script: String, _ arguments: [String] = []) throws -> String {
-        try Shell.run("/usr/bin/python3", ["-c", script] + arguments).stdout
+        try Shell.run("/usr/bin/env", ["python3", "-c", script] + arguments).stdout
     }
 }
 

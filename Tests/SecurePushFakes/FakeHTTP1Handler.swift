@@ -2,9 +2,9 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// Collects one request (HTTP/1.1 connection or HTTP/2 stream), asks the server's handler what to
+/// Collects one HTTP/1.1 request, asks the server's handler what to
 /// do, and writes the answer (or nothing, to stall).
-final class FakeStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
