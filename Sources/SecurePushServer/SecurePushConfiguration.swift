@@ -15,6 +15,8 @@ public struct SecurePushConfiguration: Sendable {
     /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`).
     public var providers: [Platform]
     public var simulatedOutboxPath: String?
+    /// Credentials and endpoints of the real platforms in `providers` (see docs/providers.md).
+    public var providerSettings: ProviderSettings
     public var logLevel: Logger.Level
     public var http: HTTPConfiguration
 
@@ -57,6 +59,7 @@ public struct SecurePushConfiguration: Sendable {
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)
         self.providers = try Self.parseProviders(values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
+        self.providerSettings = try ProviderSettings(values: values, platforms: providers)
         let level = try values.choice(
             "SECUREPUSH_LOG_LEVEL", default: "info", allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"])
         self.logLevel = Logger.Level(rawValue: level)!
