@@ -94,6 +94,9 @@ public final class FakeAPNsServer: Sendable {
     }
 
     /// Lowers (or raises) SETTINGS_MAX_CONCURRENT_STREAMS on open connections, as APNs does.
+    ///
+    /// Note: AsyncHTTPClient 1.37 trips a debug assertion (`_idleTimer[connectionID] == nil`) when this
+    /// reaches a connection with no stream open; in tests send it while a stream is open (e.g. stalled).
     public func setMaxConcurrentStreams(_ value: Int) {
         server.sendSettings([HTTP2Setting(parameter: .maxConcurrentStreams, value: value)])
     }

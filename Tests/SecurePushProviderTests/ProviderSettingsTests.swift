@@ -109,6 +109,12 @@ struct ProviderSettingsTests {
         #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
             .providerSettings.webPush != nil)
 
+        // A key made the way docs/providers.md says (openssl ecparam ... -noout: SEC1 "EC PRIVATE KEY").
+        let openSSLKey = FileManager.default.temporaryDirectory.appendingPathComponent("vapid-\(UUID().uuidString).pem").path
+        try Shell.run("/usr/bin/openssl", ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", openSSLKey])
+        #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": openSSLKey, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
+            .providerSettings.webPush != nil)
+
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_ID is not set") == true)
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_SECRET is not set") == true)
         let wns = try #require(try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"]).providerSettings.wns)
