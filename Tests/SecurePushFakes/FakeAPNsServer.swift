@@ -54,20 +54,24 @@ public final class FakeAPNsServer: Sendable {
     /// The CA certificate file clients must trust.
     public var caFile: String { server.authority.caFile }
 
-    /// Starts a fake accepting JWTs signed by `keys`.
+    /// Starts a fake accepting JWTs signed by `keys`. Like APNs with token auth, a new connection
+    /// allows one stream until a request with a valid token arrives; then `maxConcurrentStreams`.
     public static func start(keys: [SigningKey], maxConcurrentStreams: Int = 1000) async throws -> FakeAPNsServer {
         let holder = Holder<FakeAPNsServer>()
-        let server = try await FakeHTTPServer.start(allowHTTP1: false, maxConcurrentStreams: maxConcurrentStreams) { request in
+        let server = try await FakeHTTPServer.start(allowHTTP1: false, maxConcurrentStreams: 1) { request in
             holder.value?.handle(request) ?? .status(503)
         }
-        let fake = FakeAPNsServer(server: server, keys: keys)
+        let fake = FakeAPNsServer(server: server, keys: keys, maxConcurrentStreams: maxConcurrentStreams)
         holder.set(fake)
         return fake
     }
 
-    private init(server: FakeHTTPServer, keys: [SigningKey]) {
+    private let maxConcurrentStreams: Int
+
+    private init(server: FakeHTTPServer, keys: [SigningKey], maxConcurrentStreams: Int) {
         self.server = server
         self.keys = keys
+        self.maxConcurrentStreams = maxConcurrentStreams
         self.state = Mutex(State())
     }
 
@@ -162,16 +166,22 @@ public final class FakeAPNsServer: Sendable {
         let now = Date().timeIntervalSince1970
         if iat > now + 60 { return reject(403, "InvalidProviderToken") }
         if now - iat > 3600 { return reject(403, "ExpiredProviderToken") }
+        var firstValidToken = false
         let verdict: FakeReply? = state.withLock { state in
             if state.expiredJWTs.contains(jwt) { return reject(403, "ExpiredProviderToken") }
             if let team = state.teamOfConnection[request.connectionID], team != key.teamID {
                 return reject(403, "InvalidProviderToken")
             }
+            firstValidToken = state.teamOfConnection[request.connectionID] == nil
             state.teamOfConnection[request.connectionID] = key.teamID
             state.acceptedJWTs.insert(jwt)
             return nil
         }
         if let verdict { return verdict }
+        if firstValidToken {
+            // Sent while this request's stream is still open, before its response.
+            server.sendSettings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)], toConnection: request.connectionID)
+        }
 
         let scripted: Behavior? = state.withLock { $0.behaviors[token.lowercased()] }
         if let timestamp = state.withLock({ $0.unregistered[token.lowercased()] }) {

@@ -95,6 +95,12 @@ public final class FakeHTTPServer: Sendable {
         }
     }
 
+    /// Sends an HTTP/2 SETTINGS frame on one connection (if it is still open).
+    public func sendSettings(_ settings: [HTTP2Setting], toConnection id: Int) {
+        guard let channel = table.state.withLock({ $0.http2Connections.contains(id) ? $0.connections[id] : nil }) else { return }
+        channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))), promise: nil)
+    }
+
     /// Sends GOAWAY with JSON debug data `{"reason": reason}` to every open HTTP/2 connection, then
     /// closes them after `closeAfter`.
     public func sendGoAway(reason: String, closeAfter: TimeAmount = .milliseconds(200)) {

@@ -150,7 +150,9 @@ struct FCMProviderTests {
 
     @Test("a stalled FCM request is a retry after the deadline")
     func stalled() async throws {
-        try await FCMFixture.with(requestTimeout: .seconds(1)) { fixture in
+        try await FCMFixture.with(requestTimeout: .seconds(2)) { fixture in
+            // Warm up first, so the deadline under test is the send's, not the token fetch's.
+            #expect(await fixture.provider.send(TestSupport.push(token: "fast", platform: .fcm)).kind == "sent")
             fixture.fake.script(token: "slow", .stall)
             #expect(await fixture.provider.send(TestSupport.push(token: "slow", platform: .fcm)) == .retry(after: nil, reason: "FCM request timed out"))
         }

@@ -102,6 +102,16 @@ struct WNSProviderTests {
         }
     }
 
+    @Test("a stalled channel is a retry after the deadline")
+    func stalled() async throws {
+        try await WNSFixture.with(requestTimeout: .seconds(2)) { fixture in
+            #expect(await fixture.provider.send(TestSupport.push(token: fixture.fake.makeChannelURI(), platform: .wns)).kind == "sent")
+            let channel = fixture.fake.makeChannelURI()
+            fixture.fake.script(channel: channel, .stall)
+            #expect(await fixture.provider.send(TestSupport.push(token: channel, platform: .wns)) == .retry(after: nil, reason: "WNS request timed out"))
+        }
+    }
+
     @Test("a 401 that persists after renewal is a retry, not a loop")
     func persistent401() async throws {
         try await WNSFixture.with { fixture in

@@ -127,7 +127,8 @@ struct WebPushProviderTests {
 
     @Test("a stalled push service is a retry after the deadline")
     func stalled() async throws {
-        try await WebPushFixture.with(requestTimeout: .seconds(1)) { fixture in
+        try await WebPushFixture.with(requestTimeout: .seconds(2)) { fixture in
+            #expect(await fixture.provider.send(fixture.push(fixture.fake.subscribe())).kind == "sent")
             let subscription = fixture.fake.subscribe()
             fixture.fake.script(subscription, .stall)
             #expect(await fixture.provider.send(fixture.push(subscription)) == .retry(after: nil, reason: "Web Push request timed out"))
