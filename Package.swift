@@ -159,6 +159,20 @@ let package = Package(
             path: "Tests/SecurePushFakes",
             swiftSettings: swiftSettings
         ),
+        // Pushes/s through one HTTP/2 connection to the local fake APNs (a helper, not a test).
+        .executableTarget(
+            name: "securepush-apns-bench",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushProviders",
+                "SecurePushFakes",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SecurePushBench",
+            swiftSettings: swiftSettings
+        ),
         // Provider tests against the fake servers over loopback sockets; no database needed.
         .testTarget(
             name: "SecurePushProviderTests",

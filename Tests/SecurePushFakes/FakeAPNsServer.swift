@@ -158,10 +158,12 @@ public final class FakeAPNsServer: Sendable {
         guard let authorization = request.header("authorization") else { return reject(403, "MissingProviderToken") }
         guard authorization.lowercased().hasPrefix("bearer ") else { return reject(403, "InvalidProviderToken") }
         let jwt = String(authorization.dropFirst("bearer ".count))
+        // A token seen and verified before needs no second signature check (a real server caches too).
+        let seenBefore = state.withLock { $0.acceptedJWTs.contains(jwt) }
         guard let parsed = CompactJWTReader(jwt), parsed.header["alg"] == "ES256",
             let kid = parsed.header["kid"], let key = keys.first(where: { $0.keyID == kid }),
             parsed.string("iss") == key.teamID, let iat = parsed.number("iat"),
-            parsed.verifiesES256(with: key.publicKey)
+            seenBefore || parsed.verifiesES256(with: key.publicKey)
         else { return reject(403, "InvalidProviderToken") }
         let now = Date().timeIntervalSince1970
         if iat > now + 60 { return reject(403, "InvalidProviderToken") }
