@@ -62,14 +62,16 @@ public final class FakeHTTPServer: Sendable {
                         }
                     }
                     // Without ALPN, an HTTP/2-only server (like APNs) assumes HTTP/2 with prior knowledge.
-                    let alpn = ApplicationProtocolNegotiationHandler { result, channel in
-                        switch result {
-                        case .negotiated("h2"): return configureHTTP2(channel)
-                        case .negotiated: return configureHTTP1(channel)
-                        case .fallback: return allowHTTP1 ? configureHTTP1(channel) : configureHTTP2(channel)
+                    return channel.eventLoop.makeCompletedFuture {
+                        let alpn = ApplicationProtocolNegotiationHandler { result, channel in
+                            switch result {
+                            case .negotiated("h2"): return configureHTTP2(channel)
+                            case .negotiated: return configureHTTP1(channel)
+                            case .fallback: return allowHTTP1 ? configureHTTP1(channel) : configureHTTP2(channel)
+                            }
                         }
+                        try channel.pipeline.syncOperations.addHandler(alpn)
                     }
-                    return channel.pipeline.addHandler(alpn)
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
