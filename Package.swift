@@ -56,6 +56,8 @@ let package = Package(
             dependencies: [
                 "SecurePushCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -104,6 +106,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -161,6 +164,54 @@ let package = Package(
             path: "Tests/SecurePushTestSupport",
             swiftSettings: swiftSettings
         ),
+        // Protocol-faithful fake push servers (APNs, FCM, OAuth, Web Push, WNS) on 127.0.0.1, shared by tests.
+        .target(
+            name: "SecurePushFakes",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/SecurePushFakes",
+            swiftSettings: swiftSettings
+        ),
+        // Pushes/s through one HTTP/2 connection to the local fake APNs (a helper, not a test).
+        .executableTarget(
+            name: "securepush-apns-bench",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushProviders",
+                "SecurePushFakes",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SecurePushBench",
+            swiftSettings: swiftSettings
+        ),
+        // Provider tests against the fake servers over loopback sockets; no database needed.
+        .testTarget(
+            name: "SecurePushProviderTests",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushProviders",
+                "SecurePushServer",
+                "SecurePushFakes",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SecurePushCoreTests",
             dependencies: ["SecurePushCore"],
@@ -176,12 +227,15 @@ let package = Package(
                 "SecurePushAPI",
                 "SecurePushServer",
                 "SecurePushTestSupport",
+                "SecurePushFakes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

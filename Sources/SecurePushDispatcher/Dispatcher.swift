@@ -94,12 +94,10 @@ public final class Dispatcher: Service, Sendable {
             let seen = signal.generation
             let batch: ClaimedBatch
             do {
-                batch = try await queue.claim(
-                    limit: configuration.batchSize,
-                    platforms: platforms,
-                    lease: configuration.leaseDuration,
-                    worker: workerID
-                )
+                let (queue, limit, lease, worker) = (self.queue, configuration.batchSize, configuration.leaseDuration, workerID)
+                batch = try await withDeadline(configuration.databaseTimeout) {
+                    try await queue.claim(limit: limit, platforms: platforms, lease: lease, worker: worker)
+                }
                 claimFailures = 0
             } catch {
                 claimFailures += 1
@@ -211,6 +209,7 @@ public final class Dispatcher: Service, Sendable {
     private func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], leaseToken: UUID) async {
         let queue = self.queue
         let logger = self.logger
+        let timeout = configuration.databaseTimeout
         // Written from an unstructured task so that a shutdown deadline that cancelled the sends
         // cannot also cancel the bookkeeping.
         let written = await Task {
@@ -218,8 +217,10 @@ public final class Dispatcher: Service, Sendable {
             var released = 0
             for attempt in 1...5 {
                 do {
-                    if applied == 0 { applied = try await queue.complete(completions, leaseToken: leaseToken) }
-                    released = try await queue.release(unstarted, leaseToken: leaseToken)
+                    if applied == 0 {
+                        applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
+                    }
+                    released = try await withDeadline(timeout) { try await queue.release(unstarted, leaseToken: leaseToken) }
                     return (applied, released)
                 } catch {
                     logger.warning(

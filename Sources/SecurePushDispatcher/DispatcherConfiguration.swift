@@ -20,6 +20,8 @@ public struct DispatcherConfiguration: Sendable {
     public var maintenanceInterval: Duration = .seconds(5)
     /// How long finished deliveries, expired notifications and stopped dispatcher rows are kept.
     public var retention: Duration = .seconds(7 * 24 * 3600)
+    /// The longest a single database call may take before the dispatcher gives up on it and retries.
+    public var databaseTimeout: Duration = .seconds(30)
     /// How often this process writes its heartbeat row.
     public var heartbeatInterval: Duration = .seconds(5)
 

@@ -23,7 +23,8 @@ public struct HeartbeatService: Service {
         try await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await self.registry.heartbeat(self.identity, sent: self.stats.sent, failed: self.stats.failed)
+                    let (registry, identity, sent, failed) = (self.registry, self.identity, self.stats.sent, self.stats.failed)
+                    try await withDeadline(self.interval * 4) { try await registry.heartbeat(identity, sent: sent, failed: failed) }
                 } catch {
                     self.logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
                 }
@@ -34,6 +35,7 @@ public struct HeartbeatService: Service {
         let identity = self.identity
         let stats = self.stats
         // Not cancellable: record the stop even though the service group is shutting down.
-        try? await Task { try await registry.stopped(identity, sent: stats.sent, failed: stats.failed) }.value
+        let timeout = interval * 4
+        try? await Task { try await withDeadline(timeout) { try await registry.stopped(identity, sent: stats.sent, failed: stats.failed) } }.value
     }
 }

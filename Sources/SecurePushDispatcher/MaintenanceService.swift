@@ -31,18 +31,21 @@ public struct MaintenanceService: Service {
 
     /// One round: rescue, expire and (when asked) prune.
     public func runOnce(prune: Bool) async {
+        let maintenance = self.maintenance
+        let timeout = configuration.databaseTimeout
+        let retention = configuration.retention
         do {
-            let rescued = try await maintenance.rescueExpiredLeases()
+            let rescued = try await withDeadline(timeout) { try await maintenance.rescueExpiredLeases() }
             if rescued > 0 {
                 logger.notice("rescued deliveries with expired leases", metadata: ["queue.rescued": "\(rescued)"])
                 signal.signal()
             }
-            let expired = try await maintenance.expirePending()
+            let expired = try await withDeadline(timeout) { try await maintenance.expirePending() }
             if expired > 0 {
                 logger.info("expired pending deliveries", metadata: ["queue.expired": "\(expired)"])
             }
             if prune {
-                let pruned = try await maintenance.prune(retention: configuration.retention, batchSize: 10_000)
+                let pruned = try await withDeadline(timeout) { try await maintenance.prune(retention: retention, batchSize: 10_000) }
                 if pruned > 0 {
                     logger.info("pruned old rows", metadata: ["queue.pruned": "\(pruned)"])
                 }

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Logging
 import SecurePushCore
@@ -6,16 +7,62 @@ import SecurePushStore
 
 /// Builds the push providers a configuration enables.
 public enum ProviderFactory {
-    /// One provider per configured platform; a platform that cannot be served yet is a start-up error.
+    /// The HTTP client the real providers share for the life of the process: HTTP/2 when the
+    /// server offers it (ALPN), and never following redirects (Web Push and WNS URLs are
+    /// device-supplied). It is created on first use and never shut down.
+    public static let sharedHTTPClient: HTTPClient = makeHTTPClient()
+
+    /// A client configured the way the providers need it. The caller owns it and must shut it down.
+    public static func makeHTTPClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.httpVersion = .automatic
+        configuration.timeout.connect = .seconds(10)
+        configuration.connectionPool.idleTimeout = .seconds(600)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// One provider per configured platform, real ones sharing `sharedHTTPClient`.
     public static func makeProviders(_ configuration: SecurePushConfiguration, logger: Logger) throws -> [any PushProvider] {
-        try configuration.providers.map { platform -> any PushProvider in
-            switch platform {
-            case .simulated:
-                let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
-                return SimulatedProvider(outbox: outbox, latency: configuration.simulatedLatency)
-            case .apns, .fcm, .wns, .webpush:
-                throw ConfigurationError(
-                    "SECUREPUSH_PROVIDERS lists \(platform.rawValue), which has no credentials configured in this build; its deliveries wait")
+        let needsHTTP = configuration.providers.contains { $0 != .simulated }
+        return try makeProviders(configuration, httpClient: needsHTTP ? sharedHTTPClient : nil, logger: logger)
+    }
+
+    /// One provider per configured platform, real ones using `httpClient` (which the caller owns).
+    public static func makeProviders(_ configuration: SecurePushConfiguration, httpClient: HTTPClient?, logger: Logger) throws -> [any PushProvider] {
+        let settings = configuration.providerSettings
+        return try configuration.providers.map { platform -> any PushProvider in
+            func client() throws -> HTTPClient {
+                guard let httpClient else { throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given") }
+                return httpClient
+            }
+            func missing() -> ConfigurationError {
+                ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but its settings were not read")
+            }
+            do {
+                switch platform {
+                case .simulated:
+                    let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
+                    return SimulatedProvider(outbox: outbox, latency: configuration.simulatedLatency)
+                case .apns:
+                    guard let apns = settings.apns else { throw missing() }
+                    return try APNsProvider(configuration: apns, httpClient: try client(), logger: logger)
+                case .fcm:
+                    guard let fcm = settings.fcm else { throw missing() }
+                    return try FCMProvider(configuration: fcm, httpClient: try client(), logger: logger)
+                case .webpush:
+                    guard let webPush = settings.webPush else { throw missing() }
+                    return try WebPushProvider(configuration: webPush, httpClient: try client(), logger: logger)
+                case .wns:
+                    guard let wns = settings.wns else { throw missing() }
+                    return try WNSProvider(configuration: wns, httpClient: try client(), logger: logger)
+                }
+            } catch let error as ConfigurationError {
+                throw error
+            } catch let error as SimulatedOutboxError {
+                throw error
+            } catch {
+                throw ConfigurationError("\(platform.rawValue) provider cannot start: \(error)")
             }
         }
     }

@@ -19,6 +19,8 @@ public struct SecurePushConfiguration: Sendable {
     public var simulatedOutboxPath: String?
     /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
     public var simulatedLatency: Duration?
+    /// Credentials and endpoints of the real platforms in `providers` (see docs/providers.md).
+    public var providerSettings: ProviderSettings
     public var logLevel: Logger.Level
     public var http: HTTPConfiguration
 
@@ -53,6 +55,8 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_RETENTION", default: dispatcher.retention, in: .seconds(60)...(.seconds(3650 * 86_400)))
         dispatcher.maintenanceInterval = try values.duration(
             "SECUREPUSH_MAINTENANCE_INTERVAL", default: dispatcher.maintenanceInterval, in: .milliseconds(100)...(.seconds(3600)))
+        dispatcher.databaseTimeout = try values.duration(
+            "SECUREPUSH_DB_TIMEOUT", default: dispatcher.databaseTimeout, in: .seconds(1)...(.seconds(600)))
         dispatcher.heartbeatInterval = try values.duration(
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         self.dispatcher = dispatcher
@@ -65,6 +69,7 @@ public struct SecurePushConfiguration: Sendable {
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
+        self.providerSettings = try ProviderSettings(values: values, platforms: providers)
         let level = try values.choice(
             "SECUREPUSH_LOG_LEVEL", default: "info", allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"])
         self.logLevel = Logger.Level(rawValue: level)!

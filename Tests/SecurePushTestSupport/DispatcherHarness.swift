@@ -66,6 +66,7 @@ extension DispatcherConfiguration {
         configuration.maintenanceInterval = .milliseconds(200)
         configuration.heartbeatInterval = .milliseconds(200)
         configuration.shutdownGracePeriod = .seconds(5)
+        configuration.databaseTimeout = .seconds(5)
         configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200), jitter: 0.1)
         return configuration
     }

@@ -1,0 +1,55 @@
+import SecurePushCore
+
+/// Maps an APNs answer (status, `reason`, `Retry-After`) onto a `PushResult`, following Apple's
+/// error table. `ExpiredProviderToken` is reported separately: the provider renews its JWT and retries.
+enum APNsResponseClassifier {
+    /// What the provider should do with an answer.
+    enum Verdict: Equatable {
+        case result(PushResult)
+        case renewTokenAndRetry
+    }
+
+    /// 400 reasons that are our bug or configuration: permanent, never retried.
+    static let permanentBadRequestReasons: Set<String> = [
+        "BadCollapseId", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic", "DuplicateHeaders",
+        "InvalidPushType", "MissingDeviceToken", "MissingTopic", "PayloadEmpty", "TopicDisallowed",
+    ]
+
+    static func classify(status: Int, reason: String?, retryAfter: Duration?, apnsID: String?) -> Verdict {
+        let reason = reason ?? "Unknown"
+        let label = "APNs \(status) \(reason)"
+        switch status {
+        case 200:
+            return .result(.sent(messageID: apnsID))
+        case 400:
+            switch reason {
+            case "BadDeviceToken", "DeviceTokenNotForTopic":
+                return .result(.tokenInvalid(reason: label))
+            case "IdleTimeout":
+                return .result(.retry(after: nil, reason: label))
+            default:
+                // Listed and unlisted 400 reasons alike: the request itself is wrong.
+                return .result(.failed(reason: label))
+            }
+        case 403:
+            if reason == "ExpiredProviderToken" { return .renewTokenAndRetry }
+            return .result(.failed(reason: label))
+        case 404, 405, 413:
+            return .result(.failed(reason: label))
+        case 410:
+            return .result(.tokenInvalid(reason: label))
+        case 429:
+            return .result(.retry(after: retryAfter, reason: label))
+        case 500...599:
+            return .result(.retry(after: retryAfter, reason: label))
+        default:
+            // An answer outside Apple's table: a 4xx will not get better by itself, anything else might.
+            return .result(status < 500 ? .failed(reason: label) : .retry(after: retryAfter, reason: label))
+        }
+    }
+
+    /// Whether a failure should be logged at error level (configuration or our bug).
+    static func isConfigurationProblem(status: Int) -> Bool {
+        [400, 403, 404, 405, 413].contains(status)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import SecurePushCore
+
+/// Classifies FCM HTTP v1 errors on `details[].errorCode` (not on `status`), per Google's table.
+enum FCMErrorClassifier {
+    enum Verdict: Equatable {
+        case result(PushResult)
+        case renewTokenAndRetry
+    }
+
+    static func classify(status: Int, body: Data, retryAfter: Duration?, quotaBackoff: Duration) -> Verdict {
+        let error = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? [String: Any]
+        let details = error?["details"] as? [[String: Any]] ?? []
+        let errorCode = details.lazy.compactMap { $0["errorCode"] as? String }.first
+        let label = "FCM \(status) \(errorCode ?? (error?["status"] as? String) ?? "error")"
+        switch errorCode {
+        case "UNREGISTERED"?, "SENDER_ID_MISMATCH"?:
+            return .result(.tokenInvalid(reason: label))
+        case "INVALID_ARGUMENT"?:
+            return .result(mentionsInvalidToken(error: error, details: details) ? .tokenInvalid(reason: label) : .failed(reason: label))
+        case "QUOTA_EXCEEDED"?:
+            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label))
+        case "UNAVAILABLE"?, "INTERNAL"?:
+            return .result(.retry(after: retryAfter, reason: label))
+        case "THIRD_PARTY_AUTH_ERROR"?:
+            return .result(.failed(reason: label))
+        default:
+            break
+        }
+        switch status {
+        case 401:
+            return .renewTokenAndRetry
+        case 429:
+            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label))
+        case 500...599:
+            return .result(.retry(after: retryAfter, reason: label))
+        default:
+            return .result(.failed(reason: label))
+        }
+    }
+
+    /// INVALID_ARGUMENT drops the token only when the error is about the registration token.
+    static func mentionsInvalidToken(error: [String: Any]?, details: [[String: Any]]) -> Bool {
+        for detail in details {
+            for violation in detail["fieldViolations"] as? [[String: Any]] ?? [] where (violation["field"] as? String) == "message.token" {
+                return true
+            }
+        }
+        let message = (error?["message"] as? String ?? "").lowercased()
+        return message.contains("registration token")
+    }
+}

@@ -1,0 +1,12 @@
+import NIOCore
+
+extension Duration {
+    /// The same span as a NIO `TimeAmount`.
+    package var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// Whole seconds, rounded down.
+    package var wholeSeconds: Int64 { components.seconds }
+}

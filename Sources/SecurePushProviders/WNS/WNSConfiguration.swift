@@ -1,0 +1,48 @@
+import Foundation
+
+/// Settings of the WNS provider.
+public struct WNSConfiguration: Sendable {
+    /// The classic (UWP) token endpoint.
+    public static let defaultTokenURL = "https://login.live.com/accesstoken.srf"
+    /// The scope for the classic token endpoint (`https://wns.windows.com/.default` for Windows App SDK / Entra ID).
+    public static let defaultScope = "notify.windows.com"
+
+    /// The app's client id (package SID or Entra application id).
+    public var clientID: String
+    /// The client secret. Never logged.
+    public var clientSecret: String
+    /// The OAuth token endpoint.
+    public var tokenURL: String
+    /// The OAuth scope requested.
+    public var scope: String
+    /// Hosts channel URIs may point at: the host itself or a subdomain of one of these.
+    /// Channel URIs are attacker-supplied, so this stays Microsoft's hosts outside tests.
+    public var allowedHostSuffixes: [String]
+    /// PEM CA certificates to trust instead of the system store (tests).
+    public var caFile: String?
+    /// Deadline of one request.
+    public var requestTimeout: Duration
+    /// Back-off when WNS answers 406 (throttled) without a `Retry-After`.
+    public var throttleBackoff: Duration
+
+    /// Creates a configuration.
+    public init(
+        clientID: String,
+        clientSecret: String,
+        tokenURL: String = Self.defaultTokenURL,
+        scope: String = Self.defaultScope,
+        allowedHostSuffixes: [String] = ["notify.windows.com"],
+        caFile: String? = nil,
+        requestTimeout: Duration = .seconds(10),
+        throttleBackoff: Duration = .seconds(60)
+    ) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.tokenURL = tokenURL
+        self.scope = scope
+        self.allowedHostSuffixes = allowedHostSuffixes
+        self.caFile = caFile
+        self.requestTimeout = requestTimeout
+        self.throttleBackoff = throttleBackoff
+    }
+}

@@ -1,0 +1,29 @@
+import Crypto
+import Foundation
+
+/// Settings of the Web Push provider.
+public struct WebPushConfiguration: Sendable {
+    /// The VAPID (application server) key pair's private half.
+    public var vapidKey: P256.Signing.PrivateKey
+    /// The contact put in the VAPID `sub` claim: `mailto:` or `https:` URI.
+    public var subject: String
+    /// PEM CA certificates to trust instead of the system store (tests).
+    public var caFile: String?
+    /// Deadline of one request.
+    public var requestTimeout: Duration
+    /// Validity of a VAPID JWT (`exp` - now); RFC 8292 allows at most 24 hours.
+    public var vapidLifetime: Duration
+
+    /// Creates a configuration; `vapidLifetime` is clamped to 1 minute...24 hours.
+    public init(vapidKey: P256.Signing.PrivateKey, subject: String, caFile: String? = nil, requestTimeout: Duration = .seconds(10), vapidLifetime: Duration = .seconds(12 * 3600)) {
+        self.vapidKey = vapidKey
+        self.subject = subject
+        self.caFile = caFile
+        self.requestTimeout = requestTimeout
+        self.vapidLifetime = min(max(vapidLifetime, .seconds(60)), .seconds(24 * 3600))
+    }
+
+    /// The VAPID public key as base64url of the uncompressed point (the `k` parameter and the
+    /// `applicationServerKey` browsers subscribe with).
+    public var publicKeyBase64URL: String { vapidKey.publicKey.x963Representation.base64URLEncodedString }
+}

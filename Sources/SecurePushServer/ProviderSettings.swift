@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import SecurePushCore
+import SecurePushProviders
+import SecurePushStore
+
+/// Credentials and endpoints of the real push platforms, read from `SECUREPUSH_APNS_*`,
+/// `SECUREPUSH_FCM_*`, `SECUREPUSH_WEBPUSH_*` and `SECUREPUSH_WNS_*` (see docs/providers.md).
+///
+/// Only platforms listed in `SECUREPUSH_PROVIDERS` are read; for those, a missing or unreadable
+/// credential is a start-up `ConfigurationError` naming the setting (never echoing a secret).
+public struct ProviderSettings: Sendable {
+    /// APNs, when enabled.
+    public var apns: APNsConfiguration?
+    /// FCM HTTP v1, when enabled.
+    public var fcm: FCMConfiguration?
+    /// Web Push, when enabled.
+    public var webPush: WebPushConfiguration?
+    /// WNS, when enabled.
+    public var wns: WNSConfiguration?
+
+    /// No real platform configured.
+    public init() {}
+
+    /// Reads the settings of every platform in `platforms`.
+    public init(values: ConfigurationValues, platforms: [Platform]) throws {
+        if platforms.contains(.apns) { apns = try Self.apns(values) }
+        if platforms.contains(.fcm) { fcm = try Self.fcm(values) }
+        if platforms.contains(.webpush) { webPush = try Self.webPush(values) }
+        if platforms.contains(.wns) { wns = try Self.wns(values) }
+    }
+
+    static let timeoutRange: ClosedRange<Duration> = .seconds(1)...(.seconds(120))
+
+    // MARK: APNs
+
+    static func apns(_ values: ConfigurationValues) throws -> APNsConfiguration {
+        var apps: [APNsConfiguration.App] = []
+        let multi = values.string("SECUREPUSH_APNS_APPS")
+        if multi == nil || values.string("SECUREPUSH_APNS_KEY_FILE") != nil {
+            let keyFile = try required(values, "SECUREPUSH_APNS_KEY_FILE", hint: "path to the AuthKey_<KEYID>.p8 file from Apple")
+            let keyID = try required(values, "SECUREPUSH_APNS_KEY_ID", hint: "the 10-character key id of the .p8 key")
+            let teamID = try required(values, "SECUREPUSH_APNS_TEAM_ID", hint: "the 10-character Apple team id")
+            let topics = try required(values, "SECUREPUSH_APNS_TOPIC", hint: "the app's bundle id (several: comma-separated)")
+            let key = try p8Key(path: keyFile, setting: "SECUREPUSH_APNS_KEY_FILE")
+            for topic in list(topics) {
+                apps.append(APNsConfiguration.App(topic: topic, teamID: teamID, keyID: keyID, key: key))
+            }
+        }
+        if let multi {
+            for entry in list(multi) {
+                // bundle.id:TEAMID:KEYID:/path/to/AuthKey.p8 (the path is the rest, so it may contain ':').
+                let parts = entry.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+                guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty }) else {
+                    throw ConfigurationError("SECUREPUSH_APNS_APPS entries must look like bundle.id:TEAMID:KEYID:/path/to/AuthKey.p8, got \"\(entry)\"")
+                }
+                let key = try p8Key(path: parts[3], setting: "SECUREPUSH_APNS_APPS")
+                apps.append(APNsConfiguration.App(topic: parts[0], teamID: parts[1], keyID: parts[2], key: key))
+            }
+        }
+        let topics = apps.map(\.topic)
+        guard Set(topics).count == topics.count else {
+            throw ConfigurationError("SECUREPUSH_APNS_TOPIC/SECUREPUSH_APNS_APPS list a bundle id twice")
+        }
+        let style = try values.choice("SECUREPUSH_APNS_PUSH_STYLE", default: "silent", allowed: ["silent", "alert"])
+        var factory = APNsRequestFactory(defaultStyle: style == "alert" ? .alert : .silent, defaultTopic: apps.first?.topic)
+        if let title = values.string("SECUREPUSH_APNS_ALERT_TITLE") { factory.alertTitle = title }
+        if let body = values.string("SECUREPUSH_APNS_ALERT_BODY") { factory.alertBody = body }
+        return APNsConfiguration(
+            apps: apps,
+            productionBaseURL: try baseURL(values, "SECUREPUSH_APNS_PRODUCTION_URL", default: APNsConfiguration.productionURL),
+            sandboxBaseURL: try baseURL(values, "SECUREPUSH_APNS_SANDBOX_URL", default: APNsConfiguration.sandboxURL),
+            caFile: try caFile(values, "SECUREPUSH_APNS_CA_FILE"),
+            requestTimeout: try values.duration("SECUREPUSH_APNS_TIMEOUT", default: .seconds(10), in: timeoutRange),
+            tokenLifetime: try values.duration("SECUREPUSH_APNS_TOKEN_LIFETIME", default: .seconds(50 * 60), in: APNsConfiguration.tokenLifetimeRange),
+            requestFactory: factory
+        )
+    }
+
+    static func p8Key(path: String, setting: String) throws -> P256.Signing.PrivateKey {
+        let pem = try readFile(path, setting: setting)
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw ConfigurationError("\(setting): \(path) is not a P-256 private key in PEM (.p8) form")
+        }
+    }
+
+    // MARK: FCM
+
+    static func fcm(_ values: ConfigurationValues) throws -> FCMConfiguration {
+        let path = try required(values, "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE", hint: "path to the service-account JSON key file")
+        let json = try readFile(path, setting: "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE")
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(json: Data(json.utf8))
+        } catch {
+            throw ConfigurationError("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: \(error)")
+        }
+        if let override = values.string("SECUREPUSH_FCM_TOKEN_URL") {
+            guard override.lowercased().hasPrefix("https://") else { throw ConfigurationError("SECUREPUSH_FCM_TOKEN_URL must be an https URL") }
+        }
+        var adjusted = account
+        if let override = values.string("SECUREPUSH_FCM_TOKEN_URL") { adjusted.tokenURI = override }
+        return FCMConfiguration(
+            serviceAccount: adjusted,
+            baseURL: try baseURL(values, "SECUREPUSH_FCM_URL", default: FCMConfiguration.defaultBaseURL),
+            caFile: try caFile(values, "SECUREPUSH_FCM_CA_FILE"),
+            requestTimeout: try values.duration("SECUREPUSH_FCM_TIMEOUT", default: .seconds(10), in: timeoutRange)
+        )
+    }
+
+    // MARK: Web Push
+
+    static func webPush(_ values: ConfigurationValues) throws -> WebPushConfiguration {
+        let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
+        let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key: P256.Signing.PrivateKey
+        if let pemKey = try? P256.Signing.PrivateKey(pemRepresentation: text) {
+            key = pemKey
+        } else if let raw = Data(base64URLEncoded: text), raw.count == 32, let rawKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) {
+            key = rawKey
+        } else {
+            throw ConfigurationError("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE: \(path) is neither a P-256 private key in PEM nor a base64url 32-byte key")
+        }
+        let subject = try required(values, "SECUREPUSH_WEBPUSH_SUBJECT", hint: "a contact such as mailto:ops@example.com")
+        guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+            throw ConfigurationError("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI, got \"\(subject)\"")
+        }
+        return WebPushConfiguration(
+            vapidKey: key,
+            subject: subject,
+            caFile: try caFile(values, "SECUREPUSH_WEBPUSH_CA_FILE"),
+            requestTimeout: try values.duration("SECUREPUSH_WEBPUSH_TIMEOUT", default: .seconds(10), in: timeoutRange)
+        )
+    }
+
+    // MARK: WNS
+
+    static func wns(_ values: ConfigurationValues) throws -> WNSConfiguration {
+        let clientID = try required(values, "SECUREPUSH_WNS_CLIENT_ID", hint: "the app's package SID or Entra application (client) id")
+        let secret: String
+        if let file = values.string("SECUREPUSH_WNS_CLIENT_SECRET_FILE") {
+            secret = try readFile(file, setting: "SECUREPUSH_WNS_CLIENT_SECRET_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !secret.isEmpty else { throw ConfigurationError("SECUREPUSH_WNS_CLIENT_SECRET_FILE: \(file) is empty") }
+        } else {
+            secret = try required(values, "SECUREPUSH_WNS_CLIENT_SECRET", hint: "the client secret (or SECUREPUSH_WNS_CLIENT_SECRET_FILE)")
+        }
+        let hosts = values.string("SECUREPUSH_WNS_ALLOWED_HOSTS").map(list) ?? ["notify.windows.com"]
+        guard !hosts.isEmpty else { throw ConfigurationError("SECUREPUSH_WNS_ALLOWED_HOSTS must list at least one host") }
+        return WNSConfiguration(
+            clientID: clientID,
+            clientSecret: secret,
+            tokenURL: try baseURL(values, "SECUREPUSH_WNS_TOKEN_URL", default: WNSConfiguration.defaultTokenURL),
+            scope: values.string("SECUREPUSH_WNS_SCOPE") ?? WNSConfiguration.defaultScope,
+            allowedHostSuffixes: hosts,
+            caFile: try caFile(values, "SECUREPUSH_WNS_CA_FILE"),
+            requestTimeout: try values.duration("SECUREPUSH_WNS_TIMEOUT", default: .seconds(10), in: timeoutRange)
+        )
+    }
+
+    // MARK: Helpers
+
+    static func required(_ values: ConfigurationValues, _ key: String, hint: String) throws -> String {
+        guard let value = values.string(key) else {
+            throw ConfigurationError("\(key) is not set (\(hint)); it is required because SECUREPUSH_PROVIDERS lists its platform")
+        }
+        return value
+    }
+
+    static func readFile(_ path: String, setting: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("\(setting): cannot read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("\(setting): \(path) is not UTF-8 text")
+        }
+        return text
+    }
+
+    static func caFile(_ values: ConfigurationValues, _ key: String) throws -> String? {
+        guard let path = values.string(key) else { return nil }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw ConfigurationError("\(key): cannot read \(path)") }
+        return path
+    }
+
+    static func baseURL(_ values: ConfigurationValues, _ key: String, default defaultValue: String) throws -> String {
+        guard let raw = values.string(key) else { return defaultValue }
+        guard let url = URL(string: raw), url.scheme?.lowercased() == "https", url.host != nil else {
+            throw ConfigurationError("\(key) must be an https URL, got \"\(raw)\"")
+        }
+        return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+    }
+
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+/// A fake WNS: an OAuth client-credentials token endpoint (`/token`) and channel URIs (`/w/?token=...`)
+/// accepting raw notifications, with WNS's response headers and status codes. Scriptable per channel.
+public final class FakeWNSServer: Sendable {
+    /// A scripted answer for one channel.
+    public enum Behavior: Sendable {
+        /// Answer with this status (and `Retry-After` when given).
+        case reject(status: Int, retryAfter: String? = nil)
+        /// Never answer.
+        case stall
+    }
+
+    private struct State {
+        var requests: [FakeRequest] = []
+        var delivered: [FakeRequest] = []
+        var issued: [String] = []
+        var revoked: Set<String> = []
+        var behaviors: [String: Behavior] = [:]
+    }
+
+    /// The underlying server.
+    public let server: FakeHTTPServer
+    /// The client id the token endpoint accepts.
+    public let clientID: String
+    /// The client secret the token endpoint accepts.
+    public let clientSecret: String
+    /// The scope the token endpoint expects.
+    public let scope: String
+    private let state = Mutex(State())
+
+    /// The token endpoint URL.
+    public var tokenURL: String { server.baseURL + "/token" }
+    /// The CA certificate file clients must trust.
+    public var caFile: String { server.authority.caFile }
+
+    /// Starts a fake WNS.
+    public static func start(clientID: String, clientSecret: String, scope: String = "notify.windows.com") async throws -> FakeWNSServer {
+        let holder = Holder<FakeWNSServer>()
+        let server = try await FakeHTTPServer.start(allowHTTP1: true) { holder.value?.handle($0) ?? .status(503) }
+        let fake = FakeWNSServer(server: server, clientID: clientID, clientSecret: clientSecret, scope: scope)
+        holder.set(fake)
+        return fake
+    }
+
+    private init(server: FakeHTTPServer, clientID: String, clientSecret: String, scope: String) {
+        self.server = server
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scope = scope
+    }
+
+    /// A new channel URI on this server.
+    public func makeChannelURI() -> String {
+        server.baseURL + "/w/?token=" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+    }
+
+    /// Scripts the answer for a channel URI.
+    public func script(channel: String, _ behavior: Behavior) {
+        state.withLock { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
+    }
+
+    /// Revokes all access tokens issued so far (sends then get 401).
+    public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
+
+    /// Every request received.
+    public var requests: [FakeRequest] { state.withLock { $0.requests } }
+    /// Accepted notifications.
+    public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
+    /// How many access tokens were issued.
+    public var issuedAccessTokens: Int { state.withLock { $0.issued.count } }
+
+    /// Stops the server.
+    public func shutdown() async { await server.shutdown() }
+
+    static func pathAndQuery(_ uri: String) -> String {
+        guard let components = URLComponents(string: uri) else { return uri }
+        return components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+    }
+
+    func handle(_ request: FakeRequest) -> FakeReply {
+        state.withLock { $0.requests.append(request) }
+        if request.path == "/token" {
+            var form: [String: String] = [:]
+            for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+                if parts.count == 2 { form[parts[0]] = parts[1] }
+            }
+            guard request.method == "POST", form["grant_type"] == "client_credentials" else { return .json(400, ["error": "unsupported_grant_type"]) }
+            guard form["client_id"] == clientID, form["client_secret"] == clientSecret else { return .json(400, ["error": "invalid_client"]) }
+            guard form["scope"] == scope else { return .json(400, ["error": "invalid_scope"]) }
+            let token = "wns-fake-" + UUID().uuidString
+            state.withLock { $0.issued.append(token) }
+            return .json(200, ["access_token": token, "token_type": "bearer", "expires_in": 86_400])
+        }
+        guard request.method == "POST", request.path.hasPrefix("/w/") else { return .status(405) }
+        guard request.header("transfer-encoding") == nil, request.header("expect") == nil else { return .status(400) }
+        guard let auth = request.header("authorization"), auth.hasPrefix("Bearer ") else { return .status(401) }
+        let token = String(auth.dropFirst("Bearer ".count))
+        guard state.withLock({ $0.issued.contains(token) && !$0.revoked.contains(token) }) else {
+            return .status(401, headers: [("www-authenticate", "Bearer error=\"invalid_token\"")])
+        }
+        guard let type = request.header("x-wns-type"), ["wns/raw", "wns/toast", "wns/tile", "wns/badge"].contains(type) else {
+            return .status(400, headers: [("x-wns-error-description", "X-WNS-Type")])
+        }
+        if type == "wns/raw", request.header("content-type") != "application/octet-stream" { return .status(400) }
+        if let ttl = request.header("x-wns-ttl"), Int(ttl) == nil { return .status(400) }
+        guard request.body.count <= 5000 else { return .status(413) }
+        switch state.withLock({ $0.behaviors[request.path] }) {
+        case .stall?: return .stall
+        case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
+        case nil: break
+        }
+        state.withLock { $0.delivered.append(request) }
+        return .status(200, headers: [("x-wns-status", "received"), ("x-wns-msg-id", String(UInt64.random(in: 1...UInt64.max), radix: 16))])
+    }
+}

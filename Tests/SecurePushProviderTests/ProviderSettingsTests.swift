@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import SecurePushCore
+import SecurePushFakes
+import SecurePushProviders
+import SecurePushServer
+import Testing
+import _CryptoExtras
+
+@Suite("Provider settings from the environment")
+struct ProviderSettingsTests {
+    static let base = ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/securepush"]
+
+    static func configuration(_ extra: [String: String]) throws -> SecurePushConfiguration {
+        try SecurePushConfiguration(environment: base.merging(extra) { $1 })
+    }
+
+    static func message(_ extra: [String: String]) -> String? {
+        do {
+            _ = try configuration(extra)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    static func apnsEnvironment(keyFile: String) -> [String: String] {
+        [
+            "SECUREPUSH_PROVIDERS": "apns",
+            "SECUREPUSH_APNS_KEY_FILE": keyFile,
+            "SECUREPUSH_APNS_KEY_ID": "KEY1234567",
+            "SECUREPUSH_APNS_TEAM_ID": "TEAM123456",
+            "SECUREPUSH_APNS_TOPIC": "com.example.one, com.example.two",
+        ]
+    }
+
+    @Test("platforms not listed are not read; simulated needs nothing")
+    func onlyListedPlatforms() throws {
+        let configuration = try Self.configuration(["SECUREPUSH_PROVIDERS": "simulated"])
+        #expect(configuration.providerSettings.apns == nil)
+        #expect(configuration.providerSettings.fcm == nil)
+    }
+
+    @Test("APNs: each missing or unusable credential names its setting")
+    func apnsErrors() throws {
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "apns"])?.hasPrefix("SECUREPUSH_APNS_KEY_FILE is not set") == true)
+        var environment = Self.apnsEnvironment(keyFile: "/nonexistent/AuthKey.p8")
+        #expect(Self.message(environment) == "SECUREPUSH_APNS_KEY_FILE: cannot read /nonexistent/AuthKey.p8")
+        let garbage = try TestSupport.temporaryFile("-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n")
+        environment = Self.apnsEnvironment(keyFile: garbage)
+        let message = try #require(Self.message(environment))
+        #expect(message.hasPrefix("SECUREPUSH_APNS_KEY_FILE:"))
+        #expect(!message.contains("c2VjcmV0"))
+        let key = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
+        environment = Self.apnsEnvironment(keyFile: key)
+        environment["SECUREPUSH_APNS_TEAM_ID"] = nil
+        #expect(Self.message(environment)?.hasPrefix("SECUREPUSH_APNS_TEAM_ID is not set") == true)
+        environment = Self.apnsEnvironment(keyFile: key)
+        environment["SECUREPUSH_APNS_TOKEN_LIFETIME"] = "70m"
+        #expect(Self.message(environment)?.hasPrefix("SECUREPUSH_APNS_TOKEN_LIFETIME must be a duration") == true)
+        environment["SECUREPUSH_APNS_TOKEN_LIFETIME"] = "10m"
+        #expect(Self.message(environment)?.hasPrefix("SECUREPUSH_APNS_TOKEN_LIFETIME must be a duration") == true)
+        environment = Self.apnsEnvironment(keyFile: key)
+        environment["SECUREPUSH_APNS_PRODUCTION_URL"] = "http://127.0.0.1:1"
+        #expect(Self.message(environment)?.hasPrefix("SECUREPUSH_APNS_PRODUCTION_URL must be an https URL") == true)
+        environment = Self.apnsEnvironment(keyFile: key)
+        environment["SECUREPUSH_APNS_APPS"] = "com.other.app:OTHERTEAM1"
+        #expect(Self.message(environment)?.hasPrefix("SECUREPUSH_APNS_APPS entries must look like") == true)
+    }
+
+    @Test("APNs: several apps, several teams, overrides")
+    func apnsApps() throws {
+        let key = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
+        let other = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
+        var environment = Self.apnsEnvironment(keyFile: key)
+        environment["SECUREPUSH_APNS_APPS"] = "com.other.app:OTHERTEAM1:OTHERKEY01:\(other)"
+        environment["SECUREPUSH_APNS_PRODUCTION_URL"] = "https://127.0.0.1:9443/"
+        environment["SECUREPUSH_APNS_TOKEN_LIFETIME"] = "30m"
+        environment["SECUREPUSH_APNS_PUSH_STYLE"] = "alert"
+        let apns = try #require(try Self.configuration(environment).providerSettings.apns)
+        #expect(apns.apps.map(\.topic) == ["com.example.one", "com.example.two", "com.other.app"])
+        #expect(apns.apps.map(\.teamID) == ["TEAM123456", "TEAM123456", "OTHERTEAM1"])
+        #expect(apns.productionBaseURL == "https://127.0.0.1:9443")
+        #expect(apns.sandboxBaseURL == APNsConfiguration.sandboxURL)
+        #expect(apns.tokenLifetime == .seconds(1800))
+        #expect(apns.requestFactory.defaultStyle == .alert)
+        #expect(apns.requestFactory.defaultTopic == "com.example.one")
+        environment["SECUREPUSH_APNS_APPS"] = "com.example.two:OTHERTEAM1:OTHERKEY01:\(other)"
+        #expect(Self.message(environment)?.contains("list a bundle id twice") == true)
+    }
+
+    @Test("FCM, Web Push and WNS credentials are required and checked")
+    func otherPlatforms() throws {
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "fcm"])?.hasPrefix("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE is not set") == true)
+        let brokenAccount = try TestSupport.temporaryFile(#"{"project_id":"p"}"#)
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": brokenAccount])
+            == "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: FCM service account key has no private_key")
+        let account = try TestSupport.temporaryFile(String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
+        let fcm = try #require(try Self.configuration(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": account]).providerSettings.fcm)
+        #expect(fcm.serviceAccount.projectID == FCMFixture.projectID)
+        #expect(fcm.baseURL == FCMConfiguration.defaultBaseURL)
+
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush"])?.hasPrefix("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE is not set") == true)
+        let raw = try TestSupport.temporaryFile(P256.Signing.PrivateKey().rawRepresentation.fakeBase64URL + "\n")
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw])?.hasPrefix("SECUREPUSH_WEBPUSH_SUBJECT is not set") == true)
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw, "SECUREPUSH_WEBPUSH_SUBJECT": "ops@example.com"])?
+            .hasPrefix("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI") == true)
+        let pem = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
+        #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
+            .providerSettings.webPush != nil)
+
+        // A key made the way docs/providers.md says (openssl ecparam ... -noout: SEC1 "EC PRIVATE KEY").
+        let openSSLKey = FileManager.default.temporaryDirectory.appendingPathComponent("vapid-\(UUID().uuidString).pem").path
+        try Shell.run("/usr/bin/openssl", ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", openSSLKey])
+        #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": openSSLKey, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
+            .providerSettings.webPush != nil)
+
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_ID is not set") == true)
+        #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_SECRET is not set") == true)
+        let wns = try #require(try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"]).providerSettings.wns)
+        #expect(wns.allowedHostSuffixes == ["notify.windows.com"])
+        #expect(wns.tokenURL == WNSConfiguration.defaultTokenURL)
+    }
+
+    @Test("ProviderFactory builds real providers from the environment, and the APNs one delivers to the fake")
+    func factoryEndToEnd() async throws {
+        let key = P256.Signing.PrivateKey()
+        let fake = try await FakeAPNsServer.start(keys: [.init(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey)])
+        let keyFile = try TestSupport.temporaryFile(key.pemRepresentation)
+        let account = try TestSupport.temporaryFile(String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
+        var environment = Self.apnsEnvironment(keyFile: keyFile)
+        environment["SECUREPUSH_PROVIDERS"] = "simulated,apns,fcm,webpush,wns"
+        environment["SECUREPUSH_APNS_PRODUCTION_URL"] = fake.baseURL
+        environment["SECUREPUSH_APNS_SANDBOX_URL"] = fake.baseURL
+        environment["SECUREPUSH_APNS_CA_FILE"] = fake.caFile
+        environment["SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE"] = account
+        environment["SECUREPUSH_WEBPUSH_VAPID_KEY_FILE"] = keyFile
+        environment["SECUREPUSH_WEBPUSH_SUBJECT"] = "https://example.com/contact"
+        environment["SECUREPUSH_WNS_CLIENT_ID"] = "c"
+        environment["SECUREPUSH_WNS_CLIENT_SECRET"] = "s"
+        let configuration = try Self.configuration(environment)
+        try await TestSupport.withHTTPClient { client in
+            let providers = try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger)
+            #expect(providers.map(\.platform) == [.simulated, .apns, .fcm, .webpush, .wns])
+            let apns = try #require(providers.first { $0.platform == .apns })
+            #expect(await apns.send(TestSupport.push(token: "abcd", options: ["topic": "com.example.two"])).kind == "sent")
+            #expect(fake.delivered.first?.header("apns-topic") == "com.example.two")
+        }
+        await fake.shutdown()
+    }
+
+    @Test("every real platform, configured only through SECUREPUSH_* settings, delivers to its fake")
+    func allPlatformsFromEnvironment() async throws {
+        let apnsKey = try FakeCredentials.apnsKey()
+        let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey(teamID: "TEAM123456", keyID: "KEY1234567")])
+        let fcmKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let fcm = try await FakeFCMServer.start(projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: fcmKey.publicKey)
+        let account = try FakeCredentials.serviceAccount(key: fcmKey, tokenURI: fcm.tokenURI)
+        let webPush = try await FakeWebPushServer.start()
+        let vapid = try FakeCredentials.vapidKey()
+        let wns = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-9", clientSecret: "wns-secret")
+
+        var environment = ["SECUREPUSH_PROVIDERS": "apns,fcm,webpush,wns"]
+        environment.merge(FakeCredentials.environment(apns: apns, key: apnsKey, teamID: "TEAM123456", keyID: "KEY1234567", topic: "com.example.app")) { $1 }
+        environment.merge(FakeCredentials.environment(fcm: fcm, account: account)) { $1 }
+        environment.merge(FakeCredentials.environment(webPush: webPush, vapidKeyFile: vapid.path)) { $1 }
+        environment.merge(FakeCredentials.environment(wns: wns)) { $1 }
+        let configuration = try Self.configuration(environment)
+
+        try await TestSupport.withHTTPClient { client in
+            let providers = Dictionary(uniqueKeysWithValues: try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger).map { ($0.platform, $0) })
+            let subscription = webPush.subscribe()
+            let pushes: [Push] = [
+                TestSupport.push(token: TestSupport.randomHexToken()),
+                TestSupport.push(token: "fcm-registration-token", platform: .fcm),
+                TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth]),
+                TestSupport.push(token: wns.makeChannelURI(), platform: .wns),
+            ]
+            for push in pushes {
+                let result = await providers[push.target.platform]!.send(push)
+                #expect(result.kind == "sent", "\(push.target.platform): \(result)")
+            }
+        }
+        #expect(apns.delivered.count == 1)
+        #expect(fcm.deliveredBodies.count == 1)
+        #expect(webPush.deliveries.count == 1)
+        #expect(wns.delivered.count == 1)
+        for fake in [apns.server, fcm.server, webPush.server, wns.server] { await fake.shutdown() }
+    }
+}

@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import SecurePushCore
+import SecurePushFakes
+
+/// Helpers shared by the provider tests.
+enum TestSupport {
+    static let logger: Logger = {
+        var logger = Logger(label: "securepush.provider-tests")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// A client configured as the server configures it: HTTP/2 when ALPN offers it, never following redirects.
+    static func makeHTTPClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.httpVersion = .automatic
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Runs `body` with a fresh client and shuts the client down afterwards.
+    static func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+        let client = makeHTTPClient()
+        do {
+            let value = try await body(client)
+            try await client.shutdown()
+            return value
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    static func push(token: String, platform: Platform = .apns, options: [String: String] = [:], ttl: TimeInterval = 3600) -> Push {
+        Push(
+            notificationID: NotificationID(UUID()),
+            target: PushTarget(deviceID: UUID(), platform: platform, token: token, options: options),
+            expiresAt: Date().addingTimeInterval(ttl)
+        )
+    }
+
+    static func randomHexToken(bytes: Int = 32) -> String {
+        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    /// A temporary file with `contents`.
+    static func temporaryFile(_ contents: String, suffix: String = "") throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-\(UUID().uuidString)\(suffix)").path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+/// The PyPI packages installed by `ops/python-tools`, used to cross-check against independent implementations.
+enum PythonTools {
+    static let available: Bool = {
+        (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import jwt, http_ece, cryptography"]).status) == 0
+    }()
+
+    static let aioapnsAvailable: Bool = {
+        guard available else { return false }
+        return (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import aioapns"]).status) == 0
+    }()
+
+    /// Runs a Python script and returns its stdout; throws with stderr on failure.
+    static func run(_ script: String, _ arguments: [String] = []) throws -> String {
+        try Shell.run("/usr/bin/env", ["python3", "-c", script] + arguments).stdout
+    }
+}
+
+extension PushResult {
+    /// The case name, for comparisons that ignore reasons.
+    var kind: String {
+        switch self {
+        case .sent: "sent"
+        case .retry: "retry"
+        case .tokenInvalid: "tokenInvalid"
+        case .failed: "failed"
+        }
+    }
+
+    var reason: String {
+        switch self {
+        case .sent(let id): id ?? ""
+        case .retry(_, let reason), .tokenInvalid(let reason), .failed(let reason): reason
+        }
+    }
+
+    var retryAfter: Duration? {
+        if case .retry(let after, _) = self { return after }
+        return nil
+    }
+}
