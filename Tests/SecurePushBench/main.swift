@@ -56,5 +56,6 @@ let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.att
 let accepted = fake.delivered.count - 1
 print("pushes sent: \(sent) of \(total), accepted by fake: \(accepted) concurrency: \(concurrency) connections: \(fake.server.acceptedConnections)")
 print(String(format: "elapsed: %.2f s, throughput: %.0f pushes/s", seconds, Double(accepted) / seconds))
+print(String(format: "apns pushes_per_s=%.0f connections=%d accepted=%d", Double(accepted) / seconds, fake.server.acceptedConnections, accepted))
 try await client.shutdown().get()
 await fake.shutdown()

@@ -56,12 +56,17 @@ enum TestSupport {
 
 /// The PyPI packages installed by `ops/python-tools`, used to cross-check against independent implementations.
 enum PythonTools {
+    /// ops/test installs the tools and sets SECUREPUSH_REQUIRE_CROSS_CHECKS=1: then a missing tool fails the
+    /// cross-checks instead of skipping them.
+    static let required = ProcessInfo.processInfo.environment["SECUREPUSH_REQUIRE_CROSS_CHECKS"] == "1"
+
     static let available: Bool = {
-        (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import jwt, http_ece, cryptography"]).status) == 0
+        required || (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import jwt, http_ece, cryptography"]).status) == 0
     }()
 
     static let aioapnsAvailable: Bool = {
         guard available else { return false }
+        if required { return true }
         return (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import aioapns"]).status) == 0
     }()
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushDispatcher
 import SecurePushServer
 import SecurePushStore
 
@@ -45,15 +46,22 @@ public struct TestDatabase: Sendable {
     }
 
     /// Runs a query and decodes the first column of the first row.
+    /// Bounded by a deadline: a query caught on a connection that a test killed must fail, not hang.
     public func scalar<V: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: V.Type = V.self) async throws -> V {
-        let rows = try await client.query(query, logger: logger).collect()
-        guard let row = rows.first else { throw TestFailure("query returned no rows") }
-        return try row.decode(V.self)
+        let (client, logger) = (self.client, self.logger)
+        return try await withDeadline(.seconds(10)) {
+            let rows = try await client.query(query, logger: logger).collect()
+            guard let row = rows.first else { throw TestFailure("query returned no rows") }
+            return try row.decode(V.self)
+        }
     }
 
-    /// Runs a statement.
+    /// Runs a statement (bounded by a deadline, like `scalar`).
     public func execute(_ query: PostgresQuery) async throws {
-        try await client.query(query, logger: logger)
+        let (client, logger) = (self.client, self.logger)
+        try await withDeadline(.seconds(30)) {
+            try await client.query(query, logger: logger)
+        }
     }
 
     /// Inserts an active device and returns its id.
@@ -91,11 +99,17 @@ public struct TestDatabase: Sendable {
 public func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: @Sendable () async throws -> Bool) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
+    var lastError: (any Error)?
     while clock.now < deadline {
-        if try await condition() { return }
+        do {
+            if try await condition() { return }
+        } catch {
+            // A query may fail while a test has the database's connections killed: try again.
+            lastError = error
+        }
         try await Task.sleep(for: .milliseconds(20))
     }
-    throw TestFailure("timed out after \(timeout) waiting for: \(what)")
+    throw TestFailure("timed out after \(timeout) waiting for: \(what)\(lastError.map { " (last error: \(String(reflecting: $0)))" } ?? "")")
 }
 
 /// A test failure with a message.
