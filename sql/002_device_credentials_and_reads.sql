@@ -163,3 +163,7 @@ $$;
 
 CREATE INDEX notifications_read_idx ON securepush.notifications (read_at) WHERE purged_at IS NULL AND read_at IS NOT NULL;
 CREATE INDEX notifications_unread_idx ON securepush.notifications (user_id, created_at DESC, id DESC) WHERE read_at IS NULL;
+
+-- When the current lease began: a "token invalid" answer only deactivates a device that was not
+-- re-registered after the push was attempted (APNs' 410 timestamp rule, for every platform).
+ALTER TABLE securepush.deliveries ADD COLUMN claimed_at timestamptz;

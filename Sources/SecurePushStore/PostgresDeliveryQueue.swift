@@ -28,7 +28,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 FOR UPDATE SKIP LOCKED
             )
             UPDATE securepush.deliveries d
-            SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token),
+            SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token), claimed_at = now(),
                 lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond', claimed_by = \(worker)
             FROM c, securepush.devices dev
             WHERE d.id = c.id AND dev.id = d.device_id
@@ -94,7 +94,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 DELETE FROM securepush.deliveries d
                 USING r
                 WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = \(leaseToken)
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log
@@ -106,14 +106,17 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 FROM finished
             ),
             dead AS (
+                -- Not a device that re-registered (new token owner, fresh secret) after this push was attempted.
                 UPDATE securepush.devices dev
                 SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
-                WHERE dev.id IN (SELECT device_id FROM finished WHERE outcome = 'token_invalid') AND dev.active
+                FROM finished f
+                WHERE f.outcome = 'token_invalid' AND dev.id = f.device_id AND dev.active
+                  AND dev.updated_at <= coalesce(f.claimed_at, now())
                 RETURNING dev.id
             ),
             cancelled AS (
                 DELETE FROM securepush.deliveries d
-                WHERE d.device_id IN (SELECT device_id FROM finished WHERE outcome = 'token_invalid') AND d.state = 'pending'
+                WHERE d.device_id IN (SELECT id FROM dead) AND d.state = 'pending'
                 RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at
             ),
             cancel_logged AS (

@@ -147,3 +147,39 @@ struct ResilienceTests {
         }
     }
 }
+
+@Suite("Dead tokens and re-registration")
+struct ReRegistrationRaceTests {
+    @Test("a token-invalid answer for a push attempted before the device re-registered does not deactivate it")
+    func reRegisteredAfterAttempt() async throws {
+        try await TestDatabase.with { db in
+            let device = try await db.insertDevice(user: "ray", token: "ray-phone")
+            _ = try await db.enqueue(user: "ray", payload: "{}")
+            _ = try await db.enqueue(user: "ray", payload: "{}")
+            let queue = PostgresDeliveryQueue(client: db.client, logger: db.logger)
+            let batch = try await queue.claim(limit: 1, platforms: [.simulated], lease: .seconds(30), worker: UUID())
+            #expect(batch.deliveries.count == 1)
+            // The app re-registers the same token (rotating its secret) while the push is in flight.
+            try await Task.sleep(for: .milliseconds(5))
+            try await db.execute("SELECT device_secret FROM securepush.register_device('ray', 'simulated', 'ray-phone', '{}')")
+            let applied = try await queue.complete(
+                [DeliveryCompletion(deliveryID: batch.deliveries[0].id, outcome: .tokenInvalid(error: "APNs 410 Unregistered"))],
+                leaseToken: batch.leaseToken
+            )
+            #expect(applied == 1)
+            let active: Bool = try await db.scalar("SELECT active FROM securepush.devices WHERE id = \(device)")
+            #expect(active, "the re-registered device stays active")
+            let pending: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'pending'")
+            #expect(pending == 1, "its other delivery is not cancelled")
+
+            // Without a re-registration, the same answer deactivates it and cancels what is pending.
+            let second = try await queue.claim(limit: 1, platforms: [.simulated], lease: .seconds(30), worker: UUID())
+            _ = try await queue.complete(
+                [DeliveryCompletion(deliveryID: second.deliveries[0].id, outcome: .tokenInvalid(error: "APNs 410 Unregistered"))],
+                leaseToken: second.leaseToken
+            )
+            let stillActive: Bool = try await db.scalar("SELECT active FROM securepush.devices WHERE id = \(device)")
+            #expect(!stillActive)
+        }
+    }
+}
