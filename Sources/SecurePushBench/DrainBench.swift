@@ -9,8 +9,8 @@ struct DrainBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "drain", abstract: "Drain N pre-inserted notifications.")
 
     @Option(help: "Notifications to drain.") var count = 100_000
-    @Option(help: "Path of the simulated outbox (the default run writes one; /dev/null to skip the file).")
-    var outbox = "/dev/null"
+    @Option(help: "Also write every push to this simulated outbox file (default: none, measuring the pipeline only).")
+    var outbox: String?
     @OptionGroup var dispatch: DispatchOptions
 
     func run() async throws {

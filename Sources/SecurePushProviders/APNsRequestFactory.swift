@@ -58,15 +58,31 @@ public struct APNsRequestFactory: Sendable {
         return WireRequest(path: "/3/device/\(push.target.token)", headers: headers, body: body(id: id, style: style))
     }
 
+    /// The body, built directly (it is on every push's hot path): keys in sorted order, as JSON.
     func body(id: String, style: Style) -> Data {
-        let aps: [String: any Sendable]
         switch style {
         case .silent:
-            aps = ["content-available": 1]
+            return Data(#"{"aps":{"content-available":1},"secureId":"\#(id)"}"#.utf8)
         case .alert:
-            aps = ["alert": ["title": alertTitle, "body": alertBody], "mutable-content": 1]
+            let alert = #"{"body":\#(Self.jsonString(alertBody)),"title":\#(Self.jsonString(alertTitle))}"#
+            return Data(#"{"aps":{"alert":\#(alert),"mutable-content":1},"secureId":"\#(id)"}"#.utf8)
         }
-        let object: [String: Any] = ["aps": aps, "secureId": id]
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    }
+
+    /// A JSON string literal for `text`.
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 }

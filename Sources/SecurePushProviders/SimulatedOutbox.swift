@@ -65,6 +65,9 @@ public final class SimulatedOutbox: Sendable {
         recorded.withLock { $0 }
     }
 
+    /// Whether anything is recorded at all (a file or memory).
+    var isRecording: Bool { fileDescriptor != nil || keepInMemory }
+
     func record(_ push: SimulatedPush) {
         if keepInMemory {
             recorded.withLock { $0.append(push) }

@@ -35,7 +35,7 @@ public struct SimulatedProvider: PushProvider {
             }
         }
         let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())
-        guard case .sent = result else { return result }
+        guard case .sent = result, outbox.isRecording else { return result }
         let request = factory.makeRequest(for: push)
         outbox.record(
             SimulatedPush(

@@ -33,7 +33,9 @@ public enum ProviderFactory {
         let settings = configuration.providerSettings
         return try configuration.providers.map { platform -> any PushProvider in
             func client() throws -> HTTPClient {
-                guard let httpClient else { throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given") }
+                guard let httpClient else {
+                    throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given")
+                }
                 return httpClient
             }
             func missing() -> ConfigurationError {

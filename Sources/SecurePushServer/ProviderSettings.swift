@@ -52,7 +52,8 @@ public struct ProviderSettings: Sendable {
                 // bundle.id:TEAMID:KEYID:/path/to/AuthKey.p8 (the path is the rest, so it may contain ':').
                 let parts = entry.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
                 guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty }) else {
-                    throw ConfigurationError("SECUREPUSH_APNS_APPS entries must look like bundle.id:TEAMID:KEYID:/path/to/AuthKey.p8, got \"\(entry)\"")
+                    throw ConfigurationError(
+                        "SECUREPUSH_APNS_APPS entries must look like bundle.id:TEAMID:KEYID:/path/to/AuthKey.p8, got \"\(entry)\"")
                 }
                 let key = try p8Key(path: parts[3], setting: "SECUREPUSH_APNS_APPS")
                 apps.append(APNsConfiguration.App(topic: parts[0], teamID: parts[1], keyID: parts[2], key: key))
@@ -72,7 +73,8 @@ public struct ProviderSettings: Sendable {
             sandboxBaseURL: try baseURL(values, "SECUREPUSH_APNS_SANDBOX_URL", default: APNsConfiguration.sandboxURL),
             caFile: try caFile(values, "SECUREPUSH_APNS_CA_FILE"),
             requestTimeout: try values.duration("SECUREPUSH_APNS_TIMEOUT", default: .seconds(10), in: timeoutRange),
-            tokenLifetime: try values.duration("SECUREPUSH_APNS_TOKEN_LIFETIME", default: .seconds(50 * 60), in: APNsConfiguration.tokenLifetimeRange),
+            tokenLifetime: try values.duration(
+                "SECUREPUSH_APNS_TOKEN_LIFETIME", default: .seconds(50 * 60), in: APNsConfiguration.tokenLifetimeRange),
             requestFactory: factory
         )
     }

@@ -29,7 +29,9 @@ let provider = try APNsProvider(
 
 func push() -> Push {
     let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-    return Push(notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token), expiresAt: Date().addingTimeInterval(3600))
+    return Push(
+        notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+        expiresAt: Date().addingTimeInterval(3600))
 }
 
 _ = await provider.send(push())  // connect, authenticate, warm up

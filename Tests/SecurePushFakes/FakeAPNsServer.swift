@@ -140,7 +140,9 @@ public final class FakeAPNsServer: Sendable {
         guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
         guard let topic = request.header("apns-topic"), !topic.isEmpty else { return reject(400, "MissingTopic") }
         if let collapse = request.header("apns-collapse-id"), collapse.utf8.count > 64 { return reject(400, "BadCollapseId") }
-        let validTypes: Set<String> = ["alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location", "pushtotalk"]
+        let validTypes: Set<String> = [
+            "alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location", "pushtotalk",
+        ]
         let pushType = request.header("apns-push-type") ?? "alert"
         guard validTypes.contains(pushType) else { return reject(400, "InvalidPushType") }
         if let priority = request.header("apns-priority") {
@@ -209,4 +211,3 @@ public final class FakeAPNsServer: Sendable {
         return .response(status: 200, headers: [("apns-id", request.header("apns-id") ?? UUID().uuidString)], body: Data())
     }
 }
-

@@ -45,7 +45,8 @@ public enum FakeCredentials {
             "type": "service_account", "project_id": projectID, "private_key_id": "fake0001", "private_key": key.pkcs8PEMRepresentation,
             "client_email": clientEmail, "token_uri": tokenURI,
         ])
-        return ServiceAccount(path: try write(String(decoding: json, as: UTF8.self), suffix: ".json"), key: key, clientEmail: clientEmail, projectID: projectID)
+        return ServiceAccount(
+            path: try write(String(decoding: json, as: UTF8.self), suffix: ".json"), key: key, clientEmail: clientEmail, projectID: projectID)
     }
 
     /// Writes a VAPID private key in PEM.
@@ -69,7 +70,9 @@ public enum FakeCredentials {
     }
 
     /// Settings for Web Push trusting `fake`'s certificate.
-    public static func environment(webPush fake: FakeWebPushServer, vapidKeyFile: String, subject: String = "mailto:ops@example.com") -> [String: String] {
+    public static func environment(webPush fake: FakeWebPushServer, vapidKeyFile: String, subject: String = "mailto:ops@example.com") -> [String:
+        String]
+    {
         ["SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapidKeyFile, "SECUREPUSH_WEBPUSH_SUBJECT": subject, "SECUREPUSH_WEBPUSH_CA_FILE": fake.caFile]
     }
 

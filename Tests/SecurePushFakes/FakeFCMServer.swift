@@ -107,7 +107,9 @@ public final class FakeFCMServer: Sendable {
         return .json(200, ["access_token": token, "expires_in": lifetime, "token_type": "Bearer"])
     }
 
-    static func error(_ status: Int, _ statusText: String, _ message: String, errorCode: String?, fieldViolation: String? = nil, headers: [(String, String)] = [])
+    static func error(
+        _ status: Int, _ statusText: String, _ message: String, errorCode: String?, fieldViolation: String? = nil, headers: [(String, String)] = []
+    )
         -> FakeReply
     {
         var details: [[String: any Sendable]] = []
@@ -120,7 +122,9 @@ public final class FakeFCMServer: Sendable {
                 "fieldViolations": [["field": fieldViolation, "description": message]],
             ])
         }
-        return .json(status, ["error": ["code": status, "message": message, "status": statusText, "details": details] as [String: any Sendable]], headers: headers)
+        return .json(
+            status, ["error": ["code": status, "message": message, "status": statusText, "details": details] as [String: any Sendable]],
+            headers: headers)
     }
 
     static func statusText(_ status: Int) -> String {
@@ -172,7 +176,9 @@ public final class FakeFCMServer: Sendable {
         case .stall?:
             return .stall
         case .reject(let status, let errorCode, let text, let retryAfter, let field)?:
-            return Self.error(status, Self.statusText(status), text, errorCode: errorCode, fieldViolation: field, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
+            return Self.error(
+                status, Self.statusText(status), text, errorCode: errorCode, fieldViolation: field,
+                headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case nil:
             break
         }

@@ -45,7 +45,9 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
                 var responseHeaders = HTTPHeaders(headers)
                 responseHeaders.replaceOrAdd(name: "content-length", value: String(bytes.count))
                 let version = httpMajorVersion == 2 ? HTTPVersion(major: 2, minor: 0) : head.version
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: responseHeaders))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: responseHeaders))),
+                    promise: nil)
                 if !bytes.isEmpty {
                     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
                 }

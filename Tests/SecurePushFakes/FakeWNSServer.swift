@@ -84,7 +84,9 @@ public final class FakeWNSServer: Sendable {
         if request.path == "/token" {
             var form: [String: String] = [:]
             for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+                }
                 if parts.count == 2 { form[parts[0]] = parts[1] }
             }
             guard request.method == "POST", form["grant_type"] == "client_credentials" else { return .json(400, ["error": "unsupported_grant_type"]) }

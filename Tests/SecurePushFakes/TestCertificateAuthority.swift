@@ -26,19 +26,25 @@ public struct TestCertificateAuthority: Sendable {
         keyUsage=critical,digitalSignature
         extendedKeyUsage=serverAuth
         """.write(toFile: ext, atomically: true, encoding: .utf8)
-        try Shell.run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", directory + "/ca.key", "-out", directory + "/ca.pem", "-days", "3", "-subj", "/CN=SecurePush Test CA",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-        ])
-        try Shell.run("/usr/bin/openssl", [
-            "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", directory + "/server.key", "-out", directory + "/server.csr", "-subj", "/CN=127.0.0.1",
-        ])
-        try Shell.run("/usr/bin/openssl", [
-            "x509", "-req", "-in", directory + "/server.csr", "-CA", directory + "/ca.pem", "-CAkey", directory + "/ca.key",
-            "-CAcreateserial", "-out", directory + "/server.pem", "-days", "3", "-extfile", ext,
-        ])
+        try Shell.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", directory + "/ca.key", "-out", directory + "/ca.pem", "-days", "3", "-subj", "/CN=SecurePush Test CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ])
+        try Shell.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", directory + "/server.key", "-out", directory + "/server.csr", "-subj", "/CN=127.0.0.1",
+            ])
+        try Shell.run(
+            "/usr/bin/openssl",
+            [
+                "x509", "-req", "-in", directory + "/server.csr", "-CA", directory + "/ca.pem", "-CAkey", directory + "/ca.key",
+                "-CAcreateserial", "-out", directory + "/server.pem", "-days", "3", "-extfile", ext,
+            ])
         self.directory = directory
         self.caFile = directory + "/ca.pem"
         self.certificateFile = directory + "/server.pem"

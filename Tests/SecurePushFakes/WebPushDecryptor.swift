@@ -53,8 +53,10 @@ public struct WebPushDecryptor: Sendable {
         let ikm = HMAC<SHA256>.authenticationCode(for: keyInfo, using: SymmetricKey(data: Data(prkKey)))
         // PRK = HMAC(salt, IKM); CEK = first 16 of HMAC(PRK, cek_info || 0x01); NONCE = first 12 of HMAC(PRK, nonce_info || 0x01)
         let prk = HMAC<SHA256>.authenticationCode(for: Data(ikm), using: SymmetricKey(data: salt))
-        let cek = Data(HMAC<SHA256>.authenticationCode(for: Data("Content-Encoding: aes128gcm\0".utf8) + [1], using: SymmetricKey(data: Data(prk)))).prefix(16)
-        let nonce = Data(HMAC<SHA256>.authenticationCode(for: Data("Content-Encoding: nonce\0".utf8) + [1], using: SymmetricKey(data: Data(prk)))).prefix(12)
+        let cek = Data(HMAC<SHA256>.authenticationCode(for: Data("Content-Encoding: aes128gcm\0".utf8) + [1], using: SymmetricKey(data: Data(prk))))
+            .prefix(16)
+        let nonce = Data(HMAC<SHA256>.authenticationCode(for: Data("Content-Encoding: nonce\0".utf8) + [1], using: SymmetricKey(data: Data(prk))))
+            .prefix(12)
 
         let padded: Data
         do {

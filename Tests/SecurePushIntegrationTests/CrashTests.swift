@@ -7,7 +7,7 @@ import SecurePushTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Crashes and outages")

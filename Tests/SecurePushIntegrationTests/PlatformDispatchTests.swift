@@ -1,11 +1,11 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import PostgresNIO
 import SecurePushCore
 import SecurePushFakes
 import SecurePushTestSupport
 import Testing
+import _CryptoExtras
 
 /// Every row of the push-protocols reference's error tables, end to end: a notification enqueued with SQL,
 /// a dispatcher with the real provider, a fake server speaking the platform's protocol, and the outcome in
@@ -150,7 +150,8 @@ struct PlatformDispatchTests {
                 devices.append((device, expected, label))
             }
             let rowsToCheck = devices
-            try await withPlatformDispatcher(db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path)) {
+            try await withPlatformDispatcher(db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path))
+            {
                 _ in
                 try await expectOutcomes(db, rowsToCheck)
             }

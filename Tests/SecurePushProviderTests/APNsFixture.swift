@@ -23,7 +23,8 @@ struct APNsFixture {
         _ body: (APNsFixture) async throws -> T
     ) async throws -> T {
         let key = P256.Signing.PrivateKey()
-        let keys = [FakeAPNsServer.SigningKey(teamID: teamID, keyID: keyID, publicKey: key.publicKey)]
+        let keys =
+            [FakeAPNsServer.SigningKey(teamID: teamID, keyID: keyID, publicKey: key.publicKey)]
             + extraApps.map { FakeAPNsServer.SigningKey(teamID: $0.teamID, keyID: $0.keyID, publicKey: $0.key.publicKey) }
         let fake = try await FakeAPNsServer.start(keys: keys)
         do {

@@ -53,7 +53,8 @@ struct APNsProviderTests {
     @Test("the device's push_style and topic options override the defaults")
     func deviceOptions() async throws {
         let second = P256.Signing.PrivateKey()
-        let other = try APNsConfiguration.App(topic: "com.example.other", teamID: APNsFixture.teamID, keyID: "KEYOTHER01", p8PEM: second.pemRepresentation)
+        let other = try APNsConfiguration.App(
+            topic: "com.example.other", teamID: APNsFixture.teamID, keyID: "KEYOTHER01", p8PEM: second.pemRepresentation)
         try await APNsFixture.with(extraApps: [other]) { fixture in
             let push = TestSupport.push(token: TestSupport.randomHexToken(), options: ["push_style": "alert", "topic": "com.example.other"])
             #expect(await fixture.provider.send(push).kind == "sent")
@@ -242,7 +243,9 @@ struct APNsProviderTests {
         try await APNsFixture.with(extraApps: [other]) { fixture in
             for _ in 0..<3 {
                 #expect(await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken())).kind == "sent")
-                #expect(await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken(), options: ["topic": "com.other.app"])).kind == "sent")
+                #expect(
+                    await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken(), options: ["topic": "com.other.app"])).kind
+                        == "sent")
             }
             let connections = Dictionary(grouping: fixture.fake.delivered, by: \.connectionID)
             #expect(connections.count == 2)

@@ -68,7 +68,9 @@ struct CrossCheckTests {
 
             let sub = try PythonTools.run(Self.verifyVAPID, [delivery.vapidJWT, delivery.vapidKey, fixture.fake.origin])
             #expect(sub.trimmingCharacters(in: .whitespacesAndNewlines) == "mailto:push@example.com")
-            #expect(throws: (any Error).self) { try PythonTools.run(Self.verifyVAPID, [delivery.vapidJWT, delivery.vapidKey, "https://other.example"]) }
+            #expect(throws: (any Error).self) {
+                try PythonTools.run(Self.verifyVAPID, [delivery.vapidJWT, delivery.vapidKey, "https://other.example"])
+            }
         }
     }
 
@@ -107,7 +109,9 @@ struct CrossCheckTests {
             let formFile = try TestSupport.temporaryFile(String(decoding: form, as: UTF8.self))
             let keyFile = try TestSupport.temporaryFile(FCMFixture.key.publicKey.pemRepresentation)
             let output = try PythonTools.run(Self.verifyGoogleAssertion, [formFile, keyFile, fixture.fake.tokenURI])
-            #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(FCMFixture.clientEmail) https://www.googleapis.com/auth/firebase.messaging")
+            #expect(
+                output.trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "\(FCMFixture.clientEmail) https://www.googleapis.com/auth/firebase.messaging")
         }
     }
 
@@ -135,7 +139,9 @@ struct CrossCheckTests {
             let good = TestSupport.randomHexToken()
             let gone = TestSupport.randomHexToken()
             fixture.fake.unregister(token: gone)
-            let arguments = [String(fixture.fake.server.port), fixture.fake.caFile, keyFile, APNsFixture.teamID, APNsFixture.keyID, APNsFixture.topic, good, gone]
+            let arguments = [
+                String(fixture.fake.server.port), fixture.fake.caFile, keyFile, APNsFixture.teamID, APNsFixture.keyID, APNsFixture.topic, good, gone,
+            ]
             let output = try await Task.detached { try PythonTools.run(Self.aioapnsClient, arguments) }.value
             #expect(output.split(separator: "\n").map(String.init) == ["200 None", "410 Unregistered"])
             let delivered = try #require(fixture.fake.delivered.first)

@@ -29,7 +29,8 @@ struct FCMFixture {
             let value = try await TestSupport.withHTTPClient { client in
                 let account = try FCMServiceAccount(json: try serviceAccountJSON(tokenURI: fake.tokenURI))
                 let provider = try FCMProvider(
-                    configuration: FCMConfiguration(serviceAccount: account, baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout),
+                    configuration: FCMConfiguration(
+                        serviceAccount: account, baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout),
                     httpClient: client, logger: TestSupport.logger)
                 return try await body(FCMFixture(fake: fake, provider: provider))
             }
@@ -120,7 +121,9 @@ struct FCMProviderTests {
 
     static let rows: [ErrorRow] = [
         ErrorRow(status: 404, errorCode: "UNREGISTERED", expected: "tokenInvalid", message: "Requested entity was not found."),
-        ErrorRow(status: 400, errorCode: "INVALID_ARGUMENT", expected: "tokenInvalid", message: "The registration token is not a valid FCM registration token"),
+        ErrorRow(
+            status: 400, errorCode: "INVALID_ARGUMENT", expected: "tokenInvalid",
+            message: "The registration token is not a valid FCM registration token"),
         ErrorRow(status: 400, errorCode: "INVALID_ARGUMENT", expected: "tokenInvalid", message: "Invalid value", fieldViolation: "message.token"),
         ErrorRow(status: 400, errorCode: "INVALID_ARGUMENT", expected: "failed", message: "Invalid value at 'message.data'"),
         ErrorRow(status: 403, errorCode: "SENDER_ID_MISMATCH", expected: "tokenInvalid", message: "SenderId mismatch"),
@@ -139,7 +142,11 @@ struct FCMProviderTests {
     func errorRow(_ row: ErrorRow) async throws {
         try await FCMFixture.with { fixture in
             let token = "device-\(UUID().uuidString)"
-            fixture.fake.script(token: token, .reject(status: row.status, errorCode: row.errorCode, message: row.message, retryAfter: row.retryAfter, fieldViolation: row.fieldViolation))
+            fixture.fake.script(
+                token: token,
+                .reject(
+                    status: row.status, errorCode: row.errorCode, message: row.message, retryAfter: row.retryAfter, fieldViolation: row.fieldViolation
+                ))
             let result = await fixture.provider.send(TestSupport.push(token: token, platform: .fcm))
             #expect(result.kind == row.expected)
             #expect(result.retryAfter == row.expectedAfter)
@@ -154,7 +161,8 @@ struct FCMProviderTests {
             // Warm up first, so the deadline under test is the send's, not the token fetch's.
             #expect(await fixture.provider.send(TestSupport.push(token: "fast", platform: .fcm)).kind == "sent")
             fixture.fake.script(token: "slow", .stall)
-            #expect(await fixture.provider.send(TestSupport.push(token: "slow", platform: .fcm)) == .retry(after: nil, reason: "FCM request timed out"))
+            #expect(
+                await fixture.provider.send(TestSupport.push(token: "slow", platform: .fcm)) == .retry(after: nil, reason: "FCM request timed out"))
         }
     }
 
@@ -163,7 +171,9 @@ struct FCMProviderTests {
         #expect(throws: FCMServiceAccountError.self) { try FCMServiceAccount(json: Data("[]".utf8)) }
         let noEmail = try JSONSerialization.data(withJSONObject: ["project_id": "p", "private_key": FCMFixture.key.pkcs8PEMRepresentation])
         #expect { try FCMServiceAccount(json: noEmail) } throws: { "\($0)" == "FCM service account key has no client_email" }
-        let badKey = try JSONSerialization.data(withJSONObject: ["project_id": "p", "client_email": "e", "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"])
+        let badKey = try JSONSerialization.data(withJSONObject: [
+            "project_id": "p", "client_email": "e", "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----",
+        ])
         #expect { try FCMServiceAccount(json: badKey) } throws: { !"\($0)".contains("AAAA") }
     }
 }

@@ -60,7 +60,8 @@ struct FakeAPNsStrictnessTests {
     @Test("bad requests get the APNs reasons")
     func rejections() async throws {
         let keys = [Self.teamA: P256.Signing.PrivateKey(), Self.teamB: P256.Signing.PrivateKey()]
-        let fake = try await FakeAPNsServer.start(keys: keys.map { .init(teamID: $0.key, keyID: "K\($0.key.prefix(9))", publicKey: $0.value.publicKey) })
+        let fake = try await FakeAPNsServer.start(
+            keys: keys.map { .init(teamID: $0.key, keyID: "K\($0.key.prefix(9))", publicKey: $0.value.publicKey) })
         try await TestSupport.withHTTPClient { client in
             var raw = Raw()
             #expect(try await Self.send(raw, fake: fake, keys: keys, client: client).0 == 200)

@@ -70,11 +70,15 @@ struct LogHygieneTests {
         wns.script(channel: channel, .reject(status: 403))
         try await TestSupport.withHTTPClient { client in
             let good = try WNSProvider(
-                configuration: WNSConfiguration(clientID: "client", clientSecret: "very-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"], caFile: wns.caFile),
+                configuration: WNSConfiguration(
+                    clientID: "client", clientSecret: "very-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
+                    caFile: wns.caFile),
                 httpClient: client, logger: logs.logger)
             _ = await good.send(TestSupport.push(token: channel, platform: .wns))
             let bad = try WNSProvider(
-                configuration: WNSConfiguration(clientID: "client", clientSecret: "wrong-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"], caFile: wns.caFile),
+                configuration: WNSConfiguration(
+                    clientID: "client", clientSecret: "wrong-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
+                    caFile: wns.caFile),
                 httpClient: client, logger: logs.logger)
             _ = await bad.send(TestSupport.push(token: wns.makeChannelURI(), platform: .wns))
         }

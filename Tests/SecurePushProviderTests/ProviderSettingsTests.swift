@@ -93,31 +93,50 @@ struct ProviderSettingsTests {
     func otherPlatforms() throws {
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "fcm"])?.hasPrefix("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE is not set") == true)
         let brokenAccount = try TestSupport.temporaryFile(#"{"project_id":"p"}"#)
-        #expect(Self.message(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": brokenAccount])
-            == "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: FCM service account key has no private_key")
-        let account = try TestSupport.temporaryFile(String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
-        let fcm = try #require(try Self.configuration(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": account]).providerSettings.fcm)
+        #expect(
+            Self.message(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": brokenAccount])
+                == "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: FCM service account key has no private_key")
+        let account = try TestSupport.temporaryFile(
+            String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
+        let fcm = try #require(
+            try Self.configuration(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": account]).providerSettings.fcm)
         #expect(fcm.serviceAccount.projectID == FCMFixture.projectID)
         #expect(fcm.baseURL == FCMConfiguration.defaultBaseURL)
 
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush"])?.hasPrefix("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE is not set") == true)
         let raw = try TestSupport.temporaryFile(P256.Signing.PrivateKey().rawRepresentation.fakeBase64URL + "\n")
-        #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw])?.hasPrefix("SECUREPUSH_WEBPUSH_SUBJECT is not set") == true)
-        #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw, "SECUREPUSH_WEBPUSH_SUBJECT": "ops@example.com"])?
+        #expect(
+            Self.message(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw])?.hasPrefix(
+                "SECUREPUSH_WEBPUSH_SUBJECT is not set") == true)
+        #expect(
+            Self.message([
+                "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": raw, "SECUREPUSH_WEBPUSH_SUBJECT": "ops@example.com",
+            ])?
             .hasPrefix("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI") == true)
         let pem = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
-        #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
+        #expect(
+            try Self.configuration([
+                "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+            ])
             .providerSettings.webPush != nil)
 
         // A key made the way docs/providers.md says (openssl ecparam ... -noout: SEC1 "EC PRIVATE KEY").
         let openSSLKey = FileManager.default.temporaryDirectory.appendingPathComponent("vapid-\(UUID().uuidString).pem").path
         try Shell.run("/usr/bin/openssl", ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", openSSLKey])
-        #expect(try Self.configuration(["SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": openSSLKey, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com"])
+        #expect(
+            try Self.configuration([
+                "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": openSSLKey,
+                "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+            ])
             .providerSettings.webPush != nil)
 
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_ID is not set") == true)
-        #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_SECRET is not set") == true)
-        let wns = try #require(try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"]).providerSettings.wns)
+        #expect(
+            Self.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_SECRET is not set")
+                == true)
+        let wns = try #require(
+            try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"])
+                .providerSettings.wns)
         #expect(wns.allowedHostSuffixes == ["notify.windows.com"])
         #expect(wns.tokenURL == WNSConfiguration.defaultTokenURL)
     }
@@ -127,7 +146,8 @@ struct ProviderSettingsTests {
         let key = P256.Signing.PrivateKey()
         let fake = try await FakeAPNsServer.start(keys: [.init(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey)])
         let keyFile = try TestSupport.temporaryFile(key.pemRepresentation)
-        let account = try TestSupport.temporaryFile(String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
+        let account = try TestSupport.temporaryFile(
+            String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
         var environment = Self.apnsEnvironment(keyFile: keyFile)
         environment["SECUREPUSH_PROVIDERS"] = "simulated,apns,fcm,webpush,wns"
         environment["SECUREPUSH_APNS_PRODUCTION_URL"] = fake.baseURL
@@ -154,26 +174,32 @@ struct ProviderSettingsTests {
         let apnsKey = try FakeCredentials.apnsKey()
         let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey(teamID: "TEAM123456", keyID: "KEY1234567")])
         let fcmKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let fcm = try await FakeFCMServer.start(projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: fcmKey.publicKey)
+        let fcm = try await FakeFCMServer.start(
+            projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: fcmKey.publicKey)
         let account = try FakeCredentials.serviceAccount(key: fcmKey, tokenURI: fcm.tokenURI)
         let webPush = try await FakeWebPushServer.start()
         let vapid = try FakeCredentials.vapidKey()
         let wns = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-9", clientSecret: "wns-secret")
 
         var environment = ["SECUREPUSH_PROVIDERS": "apns,fcm,webpush,wns"]
-        environment.merge(FakeCredentials.environment(apns: apns, key: apnsKey, teamID: "TEAM123456", keyID: "KEY1234567", topic: "com.example.app")) { $1 }
+        environment.merge(FakeCredentials.environment(apns: apns, key: apnsKey, teamID: "TEAM123456", keyID: "KEY1234567", topic: "com.example.app"))
+        { $1 }
         environment.merge(FakeCredentials.environment(fcm: fcm, account: account)) { $1 }
         environment.merge(FakeCredentials.environment(webPush: webPush, vapidKeyFile: vapid.path)) { $1 }
         environment.merge(FakeCredentials.environment(wns: wns)) { $1 }
         let configuration = try Self.configuration(environment)
 
         try await TestSupport.withHTTPClient { client in
-            let providers = Dictionary(uniqueKeysWithValues: try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger).map { ($0.platform, $0) })
+            let providers = Dictionary(
+                uniqueKeysWithValues: try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger).map {
+                    ($0.platform, $0)
+                })
             let subscription = webPush.subscribe()
             let pushes: [Push] = [
                 TestSupport.push(token: TestSupport.randomHexToken()),
                 TestSupport.push(token: "fcm-registration-token", platform: .fcm),
-                TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth]),
+                TestSupport.push(
+                    token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth]),
                 TestSupport.push(token: wns.makeChannelURI(), platform: .wns),
             ]
             for push in pushes {

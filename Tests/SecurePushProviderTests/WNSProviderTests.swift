@@ -8,7 +8,8 @@ struct WNSFixture {
     let fake: FakeWNSServer
     let provider: WNSProvider
 
-    static func with<T>(secret: String = "s3cret", requestTimeout: Duration = .seconds(10), _ body: (WNSFixture) async throws -> T) async throws -> T {
+    static func with<T>(secret: String = "s3cret", requestTimeout: Duration = .seconds(10), _ body: (WNSFixture) async throws -> T) async throws -> T
+    {
         let fake = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-1", clientSecret: "s3cret")
         do {
             let value = try await TestSupport.withHTTPClient { client in
@@ -108,7 +109,8 @@ struct WNSProviderTests {
             #expect(await fixture.provider.send(TestSupport.push(token: fixture.fake.makeChannelURI(), platform: .wns)).kind == "sent")
             let channel = fixture.fake.makeChannelURI()
             fixture.fake.script(channel: channel, .stall)
-            #expect(await fixture.provider.send(TestSupport.push(token: channel, platform: .wns)) == .retry(after: nil, reason: "WNS request timed out"))
+            #expect(
+                await fixture.provider.send(TestSupport.push(token: channel, platform: .wns)) == .retry(after: nil, reason: "WNS request timed out"))
         }
     }
 
@@ -133,7 +135,8 @@ struct WNSProviderTests {
         }
         // The production default allows only Microsoft's notification hosts.
         try await TestSupport.withHTTPClient { client in
-            let production = try WNSProvider(configuration: WNSConfiguration(clientID: "c", clientSecret: "s"), httpClient: client, logger: TestSupport.logger)
+            let production = try WNSProvider(
+                configuration: WNSConfiguration(clientID: "c", clientSecret: "s"), httpClient: client, logger: TestSupport.logger)
             #expect(production.isAllowedChannel("https://db5p.notify.windows.com/w/?token=abc"))
             #expect(!production.isAllowedChannel("https://notify.windows.com.evil.com/w/?token=abc"))
             #expect(!production.isAllowedChannel("https://evilnotify.windows.com/w/"))

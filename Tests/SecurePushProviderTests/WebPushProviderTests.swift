@@ -16,7 +16,8 @@ struct WebPushFixture {
             let value = try await TestSupport.withHTTPClient { client in
                 let key = P256.Signing.PrivateKey()
                 let provider = try WebPushProvider(
-                    configuration: WebPushConfiguration(vapidKey: key, subject: "mailto:push@example.com", caFile: fake.caFile, requestTimeout: requestTimeout),
+                    configuration: WebPushConfiguration(
+                        vapidKey: key, subject: "mailto:push@example.com", caFile: fake.caFile, requestTimeout: requestTimeout),
                     httpClient: client, logger: TestSupport.logger)
                 return try await body(WebPushFixture(fake: fake, provider: provider, vapidKey: key))
             }
@@ -29,7 +30,8 @@ struct WebPushFixture {
     }
 
     func push(_ subscription: FakeWebPushServer.Subscription, ttl: TimeInterval = 3600) -> Push {
-        TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth], ttl: ttl)
+        TestSupport.push(
+            token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth], ttl: ttl)
     }
 }
 
@@ -63,7 +65,8 @@ struct WebPushProviderTests {
         try await WebPushFixture.with { fixture in
             let subscription = fixture.fake.subscribe()
             let other = WebPushDecryptor()
-            let push = TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": other.p256dh, "auth": subscription.auth])
+            let push = TestSupport.push(
+                token: subscription.endpoint, platform: .webpush, options: ["p256dh": other.p256dh, "auth": subscription.auth])
             #expect(await fixture.provider.send(push) == .failed(reason: "Web Push 400"))
             #expect(fixture.fake.rejections.first?.hasPrefix("decryption failed") == true)
         }
@@ -118,9 +121,17 @@ struct WebPushProviderTests {
         try await WebPushFixture.with { fixture in
             let subscription = fixture.fake.subscribe()
             let http = subscription.endpoint.replacingOccurrences(of: "https://", with: "http://")
-            #expect(await fixture.provider.send(TestSupport.push(token: http, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth])).kind == "tokenInvalid")
-            #expect(await fixture.provider.send(TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["auth": subscription.auth])).kind == "tokenInvalid")
-            #expect(await fixture.provider.send(TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": "AAAA", "auth": subscription.auth])).kind == "tokenInvalid")
+            #expect(
+                await fixture.provider.send(
+                    TestSupport.push(token: http, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth])
+                ).kind == "tokenInvalid")
+            #expect(
+                await fixture.provider.send(TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["auth": subscription.auth]))
+                    .kind == "tokenInvalid")
+            #expect(
+                await fixture.provider.send(
+                    TestSupport.push(token: subscription.endpoint, platform: .webpush, options: ["p256dh": "AAAA", "auth": subscription.auth])
+                ).kind == "tokenInvalid")
             #expect(fixture.fake.requests.isEmpty)
         }
     }

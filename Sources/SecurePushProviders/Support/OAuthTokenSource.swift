@@ -21,7 +21,10 @@ package actor OAuthTokenSource {
     /// How many tokens have been fetched (for tests and metrics).
     package private(set) var fetches = 0
 
-    package init(url: String, label: String, httpClient: HTTPClient, tls: TLSConfiguration?, timeout: Duration, renewalMargin: Duration, form: @escaping FormBuilder) {
+    package init(
+        url: String, label: String, httpClient: HTTPClient, tls: TLSConfiguration?, timeout: Duration, renewalMargin: Duration,
+        form: @escaping FormBuilder
+    ) {
         self.url = url
         self.label = label
         self.httpClient = httpClient

@@ -15,7 +15,10 @@ public struct WebPushConfiguration: Sendable {
     public var vapidLifetime: Duration
 
     /// Creates a configuration; `vapidLifetime` is clamped to 1 minute...24 hours.
-    public init(vapidKey: P256.Signing.PrivateKey, subject: String, caFile: String? = nil, requestTimeout: Duration = .seconds(10), vapidLifetime: Duration = .seconds(12 * 3600)) {
+    public init(
+        vapidKey: P256.Signing.PrivateKey, subject: String, caFile: String? = nil, requestTimeout: Duration = .seconds(10),
+        vapidLifetime: Duration = .seconds(12 * 3600)
+    ) {
         self.vapidKey = vapidKey
         self.subject = subject
         self.caFile = caFile
