@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SecurePushCore
 import SecurePushStore
 
 /// Everything the HTTP handlers use, injected once.
@@ -18,6 +19,14 @@ public struct APIContext: Sendable {
     public var metricsText: @Sendable () -> String
     /// Largest accepted request body.
     public var maxRequestBodyBytes: Int = 16 * 1024
+    /// The longest one database call of a request may take (then the request answers 503).
+    public var databaseTimeout: Duration = .seconds(10)
+
+    /// Runs a database call under `databaseTimeout`: a query on a connection that died mid-flight
+    /// must fail the request, not hang it.
+    func database<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withDeadline(databaseTimeout, operation)
+    }
 
     /// Creates a context.
     public init(

@@ -19,12 +19,10 @@ struct DeviceRoutes: Sendable {
         let body = try await request.body.collect(upTo: api.maxRequestBodyBytes)
         let input = try DeviceRegistrationInput(json: Data(buffer: body))
         do {
-            let registration = try await api.devices.register(
-                userID: userID,
-                platform: input.platform,
-                token: input.token,
-                optionsJSON: input.optionsJSON
-            )
+            let devices = api.devices
+            let registration = try await api.database {
+                try await devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON)
+            }
             return try JSONResponse.make(
                 DeviceCreatedBody(deviceId: registration.deviceID.uuidString.lowercased(), deviceSecret: registration.deviceSecret),
                 status: .created
@@ -35,8 +33,9 @@ struct DeviceRoutes: Sendable {
     }
 
     func unregister(_ request: Request, context: some RequestContext) async throws -> Response {
-        let device = try await DeviceAuthenticator(devices: api.devices).authenticate(request)
-        try await api.devices.deactivate(deviceID: device.deviceID, reason: "unregistered by the device")
+        let device = try await DeviceAuthenticator(api: api).authenticate(request)
+        let devices = api.devices
+        try await api.database { try await devices.deactivate(deviceID: device.deviceID, reason: "unregistered by the device") }
         return Response(status: .noContent)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import SecurePushCore
 
 /// Turns every error into the API's error shape: framework errors keep their status with a stable code,
 /// anything unexpected becomes a generic 500 (logged without details that could hold user data).
@@ -15,6 +16,9 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as any HTTPResponseError {
             throw Self.translate(status: error.status)
+        } catch is DeadlineExceeded {
+            context.logger.error("request timed out waiting for the database")
+            throw APIError(.serviceUnavailable, code: "unavailable", message: "The service is temporarily unavailable; try again.")
         } catch {
             context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "Something went wrong on our side; try again later.")

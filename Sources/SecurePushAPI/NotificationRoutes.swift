@@ -9,11 +9,15 @@ struct NotificationRoutes: Sendable {
 
     func read(_ request: Request, context: some RequestContext) async throws -> Response {
         let rawID = context.parameters.get("id") ?? ""
-        let device = try await DeviceAuthenticator(devices: api.devices).authenticate(request)
+        let device = try await DeviceAuthenticator(api: api).authenticate(request)
         guard let id = NotificationID(rawID) else {
             throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
         }
-        switch try await api.notifications.read(id: id.uuid, userID: device.userID, deviceID: device.deviceID) {
+        let notifications = api.notifications
+        let result = try await api.database {
+            try await notifications.read(id: id.uuid, userID: device.userID, deviceID: device.deviceID)
+        }
+        switch result {
         case .found(let notification):
             // The payload is JSON text from PostgreSQL, spliced in as is.
             var body = #"{"created_at":"\#(JSONResponse.timestamp(notification.createdAt))","id":"\#(id)","payload":"#
@@ -30,7 +34,7 @@ struct NotificationRoutes: Sendable {
     }
 
     func list(_ request: Request, context: some RequestContext) async throws -> Response {
-        let device = try await DeviceAuthenticator(devices: api.devices).authenticate(request)
+        let device = try await DeviceAuthenticator(api: api).authenticate(request)
         let query = request.uri.queryParameters
         let unreadOnly: Bool
         switch query.get("unread").map({ String($0) }) {
@@ -52,7 +56,11 @@ struct NotificationRoutes: Sendable {
             }
             cursor = parsed
         }
-        let items = try await api.notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: limit + 1, after: cursor)
+        let notifications = api.notifications
+        let (after, fetch) = (cursor, limit + 1)
+        let items = try await api.database {
+            try await notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: fetch, after: after)
+        }
         let page = items.prefix(limit)
         return try JSONResponse.make(
             NotificationPageBody(

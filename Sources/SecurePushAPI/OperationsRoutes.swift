@@ -12,7 +12,8 @@ struct OperationsRoutes: Sendable {
 
     func ready(_ request: Request, context: some RequestContext) async throws -> Response {
         do {
-            let pending = try await api.pendingMigrations()
+            let pendingMigrations = api.pendingMigrations
+            let pending = try await api.database { try await pendingMigrations() }
             guard pending.isEmpty else {
                 throw APIError(.serviceUnavailable, code: "not_ready", message: "Database migrations are pending: run securepush migrate.")
             }
@@ -26,7 +27,8 @@ struct OperationsRoutes: Sendable {
 
     func status(_ request: Request, context: some RequestContext) async throws -> Response {
         do {
-            let report = try await api.status.report(pendingMigrations: try await api.pendingMigrations())
+            let (status, pendingMigrations) = (api.status, api.pendingMigrations)
+            let report = try await api.database { try await status.report(pendingMigrations: try await pendingMigrations()) }
             let body = try StatusReport.encoder.encode(report)
             return JSONResponse.raw(.ok, body)
         } catch {

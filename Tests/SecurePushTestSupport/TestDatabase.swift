@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SecurePushDispatcher
+import SecurePushCore
 import SecurePushServer
 import SecurePushStore
 
