@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SecurePushCore
 
 /// A device credential as presented: `Authorization: Bearer <device_id>.<device_secret>`.
 public struct DeviceCredential: Sendable {
@@ -31,12 +32,10 @@ enum BearerToken {
     }
 }
 
-/// base64url without padding.
+/// base64url without padding: only its alphabet is accepted here (no padding, no whitespace).
 enum Base64URL {
     static func decode(_ text: String) -> [UInt8]? {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map { [UInt8]($0) }
+        return Data(base64URLEncoded: text).map { [UInt8]($0) }
     }
 }

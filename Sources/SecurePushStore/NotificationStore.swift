@@ -52,16 +52,14 @@ public struct ListCursor: Sendable, Hashable {
 
     /// An opaque token: base64url of "micros.uuid".
     public var token: String {
-        Data("\(createdAtMicros).\(id.uuidString.lowercased())".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data("\(createdAtMicros).\(id.uuidString.lowercased())".utf8).base64URLEncodedString
     }
 
     /// Parses a token made by `token`; `nil` if malformed.
     public init?(token: String) {
-        guard token.count <= 128 else { return nil }
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        guard token.count <= 128, let data = Data(base64URLEncoded: token), let text = String(data: data, encoding: .utf8) else {
+            return nil
+        }
         let parts = text.split(separator: ".", maxSplits: 1)
         guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
         self.init(createdAtMicros: micros, id: id)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SecurePushCore
 import _CryptoExtras
 
 /// Signs compact JWS tokens (JWTs) the way APNs, Google OAuth and VAPID expect them.

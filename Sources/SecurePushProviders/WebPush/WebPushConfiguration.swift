@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SecurePushCore
 
 /// Settings of the Web Push provider.
 public struct WebPushConfiguration: Sendable {
