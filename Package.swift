@@ -217,6 +217,23 @@ let package = Package(
             dependencies: ["SecurePushCore"],
             swiftSettings: swiftSettings
         ),
+        // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
+        .testTarget(
+            name: "SecurePushDispatcherTests",
+            dependencies: [
+                "SecurePushCore",
+                "SecurePushDispatcher",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Configuration parsing; no database needed.
+        .testTarget(
+            name: "SecurePushServerTests",
+            dependencies: ["SecurePushCore", "SecurePushStore", "SecurePushServer"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [

@@ -1,19 +1,26 @@
 import Hummingbird
 
-/// Builds the HTTP API's router.
+/// Builds the HTTP API's router. The cross-cutting rules live here: errors and metrics for every route,
+/// user-token authentication for the user group, device-credential authentication for the device group.
 public enum APIRouter {
     /// All routes, behind the error middleware and request metrics.
-    public static func build(_ api: APIContext) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public static func build(_ api: APIContext) -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
         let devices = DeviceRoutes(api: api)
         let notifications = NotificationRoutes(api: api)
         let operations = OperationsRoutes(api: api)
-        router.post("/v1/devices", use: devices.register)
-        router.delete("/v1/devices/current", use: devices.unregister)
-        router.get("/v1/notifications", use: notifications.list)
-        router.get("/v1/notifications/:id", use: notifications.read)
+
+        router.group()
+            .add(middleware: UserAuthenticationMiddleware(api: api))
+            .post("/v1/devices", use: devices.register)
+        router.group()
+            .add(middleware: DeviceAuthenticationMiddleware(api: api))
+            .delete("/v1/devices/current", use: devices.unregister)
+            .get("/v1/notifications", use: notifications.list)
+            .get("/v1/notifications/:id", use: notifications.read)
+
         router.get("/healthz", use: operations.health)
         router.get("/readyz", use: operations.ready)
         router.get("/status", use: operations.status)

@@ -7,15 +7,14 @@ import SecurePushStore
 struct NotificationRoutes: Sendable {
     let api: APIContext
 
-    func read(_ request: Request, context: some RequestContext) async throws -> Response {
+    func read(_ request: Request, context: APIRequestContext) async throws -> Response {
         let rawID = context.parameters.get("id") ?? ""
-        let device = try await DeviceAuthenticator(api: api).authenticate(request)
+        let device = try context.requireDevice()
         guard let id = NotificationID(rawID) else {
             throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
         }
-        let notifications = api.notifications
         let result = try await api.database {
-            try await notifications.read(id: id.uuid, userID: device.userID, deviceID: device.deviceID)
+            try await $0.notifications.read(id: id.uuid, userID: device.userID, deviceID: device.deviceID)
         }
         switch result {
         case .found(let notification):
@@ -33,8 +32,8 @@ struct NotificationRoutes: Sendable {
         }
     }
 
-    func list(_ request: Request, context: some RequestContext) async throws -> Response {
-        let device = try await DeviceAuthenticator(api: api).authenticate(request)
+    func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let device = try context.requireDevice()
         let query = request.uri.queryParameters
         let unreadOnly: Bool
         switch query.get("unread").map({ String($0) }) {
@@ -56,10 +55,9 @@ struct NotificationRoutes: Sendable {
             }
             cursor = parsed
         }
-        let notifications = api.notifications
         let (after, fetch) = (cursor, limit + 1)
         let items = try await api.database {
-            try await notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: fetch, after: after)
+            try await $0.notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: fetch, after: after)
         }
         let page = items.prefix(limit)
         return try JSONResponse.make(

@@ -17,16 +17,37 @@ public struct ClaimedDelivery: Sendable, Hashable {
     }
 }
 
+/// A claimed delivery whose row cannot become a push (an unknown platform, malformed device options).
+/// The dispatcher logs it as an error and fails it; it is never sent.
+public struct RejectedDelivery: Sendable, Hashable {
+    /// The delivery's identifier.
+    public var id: UUID
+    /// Why it cannot be sent (names the problem, never the token or options' values).
+    public var reason: String
+
+    /// Creates a rejected delivery.
+    public init(id: UUID, reason: String) {
+        self.id = id
+        self.reason = reason
+    }
+}
+
 /// A batch claimed in one statement under one lease token.
 public struct ClaimedBatch: Sendable {
     /// The fencing token: completions only count while the deliveries still carry it.
     public var leaseToken: UUID
     /// The claimed deliveries, most urgent first.
     public var deliveries: [ClaimedDelivery]
+    /// Claimed rows that cannot be pushed; they are failed under the same lease.
+    public var rejected: [RejectedDelivery]
 
     /// Creates a batch.
-    public init(leaseToken: UUID, deliveries: [ClaimedDelivery]) {
+    public init(leaseToken: UUID, deliveries: [ClaimedDelivery], rejected: [RejectedDelivery] = []) {
         self.leaseToken = leaseToken
         self.deliveries = deliveries
+        self.rejected = rejected
     }
+
+    /// Whether the claim found nothing.
+    public var isEmpty: Bool { deliveries.isEmpty && rejected.isEmpty }
 }

@@ -14,6 +14,42 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case expired
     /// Not pushed because the device was deactivated meanwhile.
     case cancelled(reason: String)
+
+    /// The outcome's name, as stored in `securepush.delivery_log.outcome` and used in metrics and logs.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case sent
+        case retry
+        case failed
+        case tokenInvalid = "token_invalid"
+        case expired
+        case cancelled
+
+        /// The kinds that end a delivery (every kind but `retry`): exactly the values the
+        /// `delivery_log_outcome_valid` CHECK constraint allows.
+        public static let final: [Kind] = allCases.filter { $0 != .retry }
+    }
+
+    /// This outcome's kind.
+    public var kind: Kind {
+        switch self {
+        case .sent: .sent
+        case .retry: .retry
+        case .failed: .failed
+        case .tokenInvalid: .tokenInvalid
+        case .expired: .expired
+        case .cancelled: .cancelled
+        }
+    }
+
+    /// The text kept with the outcome: the provider's message id for `sent`, otherwise the reason.
+    public var detail: String {
+        switch self {
+        case .sent(let messageID): messageID ?? ""
+        case .retry(_, let error), .failed(let error), .tokenInvalid(let error): error
+        case .expired: "notification expired"
+        case .cancelled(let reason): reason
+        }
+    }
 }
 
 /// One completion: a delivery and its outcome.

@@ -2,13 +2,16 @@ import Foundation
 import Logging
 import Metrics
 import SecurePushCore
+import SecurePushStore
 import ServiceLifecycle
 import Synchronization
 
 /// Claims deliveries, pushes ids through the providers with bounded concurrency and writes outcomes.
 ///
-/// Runs `lanes` independent loops. On graceful shutdown it stops claiming, lets in-flight sends finish
-/// for up to `shutdownGracePeriod` (then cancels them) and releases the claims it had not started.
+/// `run()` is one task group: `lanes` independent claim/send/complete loops plus a shutdown-timeout child.
+/// On graceful shutdown the lanes stop claiming and finish their batches; once `shutdownGracePeriod` has
+/// passed, the timeout child cancels the sends still in flight (they are retried later), and the lanes
+/// still write every outcome and release the claims they had not started.
 public final class Dispatcher: Service, Sendable {
     let queue: any DeliveryQueue
     let providers: [Platform: any PushProvider]
@@ -18,9 +21,11 @@ public final class Dispatcher: Service, Sendable {
     let workerID: UUID
     let logger: Logger
     private let stopping = Atomic<Bool>(false)
+    /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
+    let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
     private let pushTimers: [Platform: Metrics.Timer]
-    private let outcomeCounters: [String: Counter]
+    private let outcomeCounters: [DeliveryOutcome.Kind: Counter]
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(
@@ -44,8 +49,8 @@ public final class Dispatcher: Service, Sendable {
                 ($0, Metrics.Timer(label: "securepush_push_duration", dimensions: [("platform", $0.rawValue)]))
             })
         self.outcomeCounters = Dictionary(
-            uniqueKeysWithValues: ["sent", "retry", "failed", "token_invalid", "expired", "cancelled"].map {
-                ($0, Counter(label: "securepush_deliveries_total", dimensions: [("outcome", $0)]))
+            uniqueKeysWithValues: DeliveryOutcome.Kind.allCases.map {
+                ($0, Counter(label: "securepush_deliveries_total", dimensions: [("outcome", $0.rawValue)]))
             })
     }
 
@@ -54,53 +59,61 @@ public final class Dispatcher: Service, Sendable {
         Platform.allCases.filter { providers[$0] != nil }
     }
 
+    private enum Child {
+        case lane
+        case shutdownTimeout
+    }
+
     public func run() async throws {
-        let lanes = Task {
-            await withDiscardingTaskGroup { group in
-                for lane in 0..<max(1, self.configuration.lanes) {
-                    group.addTask { await self.runLane(lane) }
-                }
-            }
-        }
-        let deadline = Mutex<Task<Void, Never>?>(nil)
+        let (shutdown, shutdownStarted) = AsyncStream<Void>.makeStream()
+        let laneCount = max(1, configuration.lanes)
+        let grace = configuration.shutdownGracePeriod
         await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                await lanes.value
-            } onCancel: {
-                lanes.cancel()
+            await withTaskGroup(of: Child.self) { group in
+                for lane in 0..<laneCount {
+                    group.addTask {
+                        await self.runLane(lane)
+                        return .lane
+                    }
+                }
+                group.addTask {
+                    // Ends when shutdown starts (the stream finishes) or when the lanes are done (cancelled).
+                    for await _ in shutdown {}
+                    guard !Task.isCancelled else { return .shutdownTimeout }
+                    try? await Task.sleep(for: grace)
+                    guard !Task.isCancelled else { return .shutdownTimeout }
+                    self.logger.notice("shutdown grace period over; cancelling sends still in flight", metadata: ["dispatcher.grace": "\(grace)"])
+                    self.sendDeadline.signal()
+                    return .shutdownTimeout
+                }
+                var lanesRunning = laneCount
+                for await child in group {
+                    guard case .lane = child else { continue }
+                    lanesRunning -= 1
+                    if lanesRunning == 0 { group.cancelAll() }
+                }
             }
         } onGracefulShutdown: {
             self.stop()
-            let grace = self.configuration.shutdownGracePeriod
-            deadline.withLock {
-                $0 = Task {
-                    try? await Task.sleep(for: grace)
-                    if !Task.isCancelled { lanes.cancel() }
-                }
-            }
-        }
-        deadline.withLock { $0?.cancel() }
-        for provider in providers.values {
-            await provider.shutdown()
+            shutdownStarted.finish()
         }
         logger.info("dispatcher stopped", metadata: ["dispatcher.sent": "\(stats.sent)", "dispatcher.failed": "\(stats.failed)"])
     }
 
-    /// Stops claiming new work (as on SIGTERM).
+    /// Stops claiming new work (as on SIGTERM); lanes finish the batch they hold.
     public func stop() {
         stopping.store(true, ordering: .relaxed)
         signal.signal()
     }
 
-    private var isStopping: Bool { stopping.load(ordering: .relaxed) || Task.isCancelled }
+    /// Whether `stop()` was called (or graceful shutdown began).
+    public var stopRequested: Bool { stopping.load(ordering: .relaxed) }
+
+    var isStopping: Bool { stopRequested || Task.isCancelled }
 
     private func runLane(_ lane: Int) async {
         var claimFailures = 0
         let platforms = self.platforms
-        guard !platforms.isEmpty else {
-            logger.warning("no push provider configured; nothing to dispatch")
-            return
-        }
         while !isStopping {
             let seen = signal.generation
             let batch: ClaimedBatch
@@ -112,11 +125,11 @@ public final class Dispatcher: Service, Sendable {
                 claimFailures = 0
             } catch {
                 claimFailures += 1
-                logger.warning("claim failed; backing off", metadata: ["error": "\(Self.describe(error))", "dispatcher.lane": "\(lane)"])
+                logger.databaseError("claim failed; backing off", error, metadata: ["dispatcher.lane": "\(lane)"])
                 try? await Task.sleep(for: Self.backoff(claimFailures))
                 continue
             }
-            if batch.deliveries.isEmpty {
+            if batch.isEmpty {
                 await signal.wait(since: seen, timeout: configuration.pollInterval)
                 continue
             }
@@ -127,33 +140,58 @@ public final class Dispatcher: Service, Sendable {
     /// Sends one claimed batch and writes its outcomes.
     func process(_ batch: ClaimedBatch) async {
         var completions: [DeliveryCompletion] = []
-        completions.reserveCapacity(batch.deliveries.count)
+        completions.reserveCapacity(batch.deliveries.count + batch.rejected.count)
+        for rejected in batch.rejected {
+            logger.error("claimed delivery cannot be pushed; failing it", metadata: ["delivery.id": "\(rejected.id)", "push.reason": "\(rejected.reason)"])
+            completions.append(DeliveryCompletion(deliveryID: rejected.id, outcome: .failed(error: rejected.reason)))
+        }
         var toSend: [ClaimedDelivery] = []
         let now = Date()
         for delivery in batch.deliveries {
-            if !delivery.deviceActive {
-                completions.append(.init(deliveryID: delivery.id, outcome: .cancelled(reason: "device deactivated")))
-            } else if delivery.push.expiresAt <= now {
-                completions.append(.init(deliveryID: delivery.id, outcome: .expired))
-            } else if delivery.push.attempt > configuration.retry.maxAttempts {
-                completions.append(
-                    .init(deliveryID: delivery.id, outcome: .failed(error: "attempts exhausted (last lease expired before an outcome)"))
-                )
+            if let outcome = DeliveryDecision.beforeSending(delivery, maxAttempts: configuration.retry.maxAttempts, now: now) {
+                completions.append(DeliveryCompletion(deliveryID: delivery.id, outcome: outcome))
             } else {
                 toSend.append(delivery)
             }
         }
+        let (sent, unstarted) = await send(toSend)
+        completions.append(contentsOf: sent)
+        await writeOutcomes(completions, unstarted: unstarted, leaseToken: batch.leaseToken)
+    }
+
+    private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration)
+
+    /// Sends with at most `concurrency` pushes in flight. A child watches the shutdown deadline: when it
+    /// fires, the sends in flight are cancelled (providers answer `.retry`). Returns the completions and
+    /// the deliveries never started (after a shutdown began, or of a platform without a provider).
+    private func send(_ deliveries: [ClaimedDelivery]) async -> (completions: [DeliveryCompletion], unstarted: [UUID]) {
+        var completions: [DeliveryCompletion] = []
+        completions.reserveCapacity(deliveries.count)
         var unstarted: [UUID] = []
-        await withTaskGroup(of: (ClaimedDelivery, PushResult, ContinuousClock.Duration).self) { group in
+        guard !deliveries.isEmpty else { return (completions, unstarted) }
+        await withTaskGroup(of: SendResult?.self) { group in
+            // The watcher: returns nil at the shutdown deadline, or when cancelled once the sends are done.
+            group.addTask {
+                await self.sendDeadline.wait(since: 0, timeout: nil)
+                return nil
+            }
             var inFlight = 0
-            for (index, delivery) in toSend.enumerated() {
-                if inFlight >= configuration.concurrency, let result = await group.next() {
-                    completions.append(outcome(for: result))
+            func collectOne() async {
+                guard let next = await group.next() else { return }
+                if let next {
+                    completions.append(outcome(for: next))
                     inFlight -= 1
+                } else {
+                    group.cancelAll()
+                }
+            }
+            for (index, delivery) in deliveries.enumerated() {
+                while inFlight >= configuration.concurrency {
+                    await collectOne()
                 }
                 // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted.
                 if isStopping {
-                    unstarted.append(contentsOf: toSend[index...].map(\.id))
+                    unstarted.append(contentsOf: deliveries[index...].map(\.id))
                     break
                 }
                 guard let provider = providers[delivery.push.target.platform] else {
@@ -168,125 +206,77 @@ public final class Dispatcher: Service, Sendable {
                 }
                 inFlight += 1
             }
-            for await result in group {
-                completions.append(outcome(for: result))
+            while inFlight > 0 {
+                await collectOne()
             }
+            group.cancelAll()
         }
-        await writeOutcomes(completions, unstarted: unstarted, leaseToken: batch.leaseToken)
+        return (completions, unstarted)
     }
 
-    private func outcome(for result: (ClaimedDelivery, PushResult, ContinuousClock.Duration)) -> DeliveryCompletion {
-        let (delivery, pushResult, elapsed) = result
-        let push = delivery.push
-        let platform = push.target.platform.rawValue
-        let (seconds, attoseconds) = elapsed.components
+    private func outcome(for sent: SendResult) -> DeliveryCompletion {
+        let push = sent.delivery.push
+        let (seconds, attoseconds) = sent.elapsed.components
         pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let outcome: DeliveryOutcome
-        switch pushResult {
-        case .sent(let messageID):
-            outcome = .sent(messageID: messageID)
-        case .retry(let after, let reason):
-            let delay = configuration.retry.delay(afterAttempt: push.attempt, retryAfter: after)
-            if !configuration.retry.allowsRetry(after: push.attempt) {
-                outcome = .failed(error: "retries exhausted after \(push.attempt) attempts: \(reason)")
-            } else if Date().addingTimeInterval(delay.secondsDouble) >= push.expiresAt {
-                outcome = .expired
-            } else {
-                outcome = .retry(delay: delay, error: reason)
-            }
-        case .tokenInvalid(let reason):
-            outcome = .tokenInvalid(error: reason)
-        case .failed(let reason):
-            outcome = .failed(error: reason)
-        }
-        if case .sent = outcome {
-        } else {
+        let outcome = DeliveryDecision.outcome(
+            for: sent.result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
+        if outcome.kind != .sent {
             logger.notice(
                 "push not delivered",
                 metadata: [
                     "push.notification_id": "\(push.notificationID)",
                     "push.device_id": "\(push.target.deviceID)",
-                    "push.platform": "\(platform)",
+                    "push.platform": "\(push.target.platform.rawValue)",
                     "push.attempt": "\(push.attempt)",
-                    "push.outcome": "\(Self.label(outcome))",
-                    "push.reason": "\(Self.reason(pushResult))",
+                    "push.outcome": "\(outcome.kind.rawValue)",
+                    "push.reason": "\(outcome.detail)",
                 ]
             )
         }
-        return DeliveryCompletion(deliveryID: delivery.id, outcome: outcome)
+        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome)
     }
 
+    /// Writes outcomes and releases unstarted claims, retrying while the database is unavailable.
+    /// The lane is not cancelled by the shutdown deadline (only its sends are), so this bookkeeping runs.
     private func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], leaseToken: UUID) async {
         let queue = self.queue
-        let logger = self.logger
         let timeout = configuration.databaseTimeout
-        // Written from an unstructured task so that a shutdown deadline that cancelled the sends
-        // cannot also cancel the bookkeeping.
-        let written = await Task {
-            var applied = 0
-            var released = 0
-            for attempt in 1...5 {
-                do {
-                    if applied == 0 {
-                        applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
-                    }
-                    released = try await withDeadline(timeout) { try await queue.release(unstarted, leaseToken: leaseToken) }
-                    return (applied, released)
-                } catch {
-                    logger.warning(
-                        "writing outcomes failed; retrying",
-                        metadata: ["error": "\(Self.describe(error))", "attempt": "\(attempt)"]
-                    )
-                    try? await Task.sleep(for: Self.backoff(attempt))
+        var applied = 0
+        var written = false
+        for attempt in 1...5 where !written {
+            do {
+                if applied == 0 {
+                    applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
                 }
+                _ = try await withDeadline(timeout) { try await queue.release(unstarted, leaseToken: leaseToken) }
+                written = true
+            } catch {
+                logger.databaseError("writing outcomes failed; retrying", error, metadata: ["attempt": "\(attempt)"])
+                try? await Task.sleep(for: Self.backoff(attempt))
             }
-            return (applied, released)
-        }.value
-        if written.0 < completions.count {
+        }
+        if applied < completions.count {
             logger.warning(
                 "some outcomes were not written: lease lost (rescued by another process) or database unavailable",
-                metadata: ["dispatcher.lost": "\(completions.count - written.0)"]
+                metadata: ["dispatcher.lost": "\(completions.count - applied)"]
             )
         }
         var sent = 0
         var failed = 0
         for completion in completions {
-            let label = Self.label(completion.outcome)
-            switch completion.outcome {
+            let kind = completion.outcome.kind
+            switch kind {
             case .sent: sent += 1
             case .failed, .tokenInvalid: failed += 1
             default: break
             }
-            outcomeCounters[label]?.increment()
+            outcomeCounters[kind]?.increment()
         }
         stats.recordSent(sent)
         stats.recordFailed(failed)
     }
 
-    static func label(_ outcome: DeliveryOutcome) -> String {
-        switch outcome {
-        case .sent: "sent"
-        case .retry: "retry"
-        case .failed: "failed"
-        case .tokenInvalid: "token_invalid"
-        case .expired: "expired"
-        case .cancelled: "cancelled"
-        }
-    }
-
-    static func reason(_ result: PushResult) -> String {
-        switch result {
-        case .sent: ""
-        case .retry(_, let reason), .tokenInvalid(let reason), .failed(let reason): reason
-        }
-    }
-
     static func backoff(_ failures: Int) -> Duration {
         .milliseconds(min(30_000, 100 * (1 << min(failures, 9))))
-    }
-
-    /// A loggable description of an error; PostgresNIO's descriptions never include query binds.
-    static func describe(_ error: any Error) -> String {
-        String(describing: error)
     }
 }

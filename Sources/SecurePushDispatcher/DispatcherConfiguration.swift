@@ -27,4 +27,11 @@ public struct DispatcherConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Allowed values of `concurrency` (`SECUREPUSH_CONCURRENCY`, `--concurrency`).
+    public static let concurrencyRange = 1...10_000
+    /// Allowed values of `batchSize` (`SECUREPUSH_BATCH_SIZE`, `--batch-size`).
+    public static let batchSizeRange = 1...10_000
+    /// Allowed values of `pollInterval` (`SECUREPUSH_POLL_INTERVAL`, `--poll-interval`).
+    public static let pollIntervalRange: ClosedRange<Duration> = .milliseconds(10)...(.seconds(300))
 }

@@ -1,5 +1,6 @@
 import Logging
 import SecurePushCore
+import SecurePushStore
 import ServiceLifecycle
 
 /// Writes this process's heartbeat row until shutdown, then marks it stopped.
@@ -20,22 +21,19 @@ public struct HeartbeatService: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let (registry, identity, sent, failed) = (self.registry, self.identity, self.stats.sent, self.stats.failed)
-                    try await withDeadline(self.interval * 4) { try await registry.heartbeat(identity, sent: sent, failed: failed) }
-                } catch {
-                    self.logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: self.interval)
+        let (registry, identity, stats, timeout, logger) = (self.registry, self.identity, self.stats, interval * 4, self.logger)
+        try await runPeriodically(every: interval) { _ in
+            do {
+                try await withDeadline(timeout) { try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed) }
+            } catch {
+                logger.databaseError("heartbeat failed", error)
             }
         }
-        let registry = self.registry
-        let identity = self.identity
-        let stats = self.stats
-        // Not cancellable: record the stop even though the service group is shutting down.
-        let timeout = interval * 4
-        try? await Task { try await withDeadline(timeout) { try await registry.stopped(identity, sent: stats.sent, failed: stats.failed) } }.value
+        // Graceful shutdown stopped the loop, not this task: the stop is still recorded.
+        do {
+            try await withDeadline(timeout) { try await registry.stopped(identity, sent: stats.sent, failed: stats.failed) }
+        } catch {
+            logger.databaseError("recording the dispatcher's stop failed", error)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import SecurePushCore
+import SecurePushStore
 import ServiceLifecycle
 
 /// Periodically rescues expired leases, sweeps expired deliveries and prunes old history.
@@ -19,13 +20,9 @@ public struct MaintenanceService: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            var round = 0
-            while !Task.isCancelled {
-                await self.runOnce(prune: round % 12 == 0)
-                round += 1
-                try? await Task.sleep(for: self.configuration.maintenanceInterval)
-            }
+        try await runPeriodically(every: configuration.maintenanceInterval) { round in
+            // Pruning is heavier: every twelfth round.
+            await self.runOnce(prune: round % 12 == 0)
         }
     }
 
@@ -51,7 +48,7 @@ public struct MaintenanceService: Service {
                 }
             }
         } catch {
-            logger.warning("maintenance failed", metadata: ["error": "\(error)"])
+            logger.databaseError("maintenance failed", error)
         }
     }
 }

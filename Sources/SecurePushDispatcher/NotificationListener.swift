@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SecurePushStore
 import ServiceLifecycle
 
 /// Holds one dedicated LISTEN connection per process and turns NOTIFYs into wake-ups.
@@ -52,13 +53,13 @@ public struct NotificationListener: Service {
                     }
                 } catch {
                     if !Task.isCancelled {
-                        logger.warning("LISTEN connection lost", metadata: ["error": "\(error)"])
+                        logger.databaseError("LISTEN connection lost", error)
                     }
                 }
                 try? await connection.close()
             } catch {
                 if !Task.isCancelled {
-                    logger.warning("LISTEN connection failed", metadata: ["error": "\(error)"])
+                    logger.databaseError("LISTEN connection failed", error)
                 }
             }
             guard !Task.isCancelled else { break }

@@ -34,16 +34,19 @@ public final class WakeSignal: Sendable {
         }
     }
 
-    /// Waits until a signal newer than `seen`, the timeout, or cancellation, whichever comes first.
-    public func wait(since seen: UInt64, timeout: Duration) async {
+    /// Waits until a signal newer than `seen`, the timeout (none when `nil`), or cancellation,
+    /// whichever comes first.
+    public func wait(since seen: UInt64, timeout: Duration?) async {
         let id = state.withLock { state in
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                self.release(id)
+            if let timeout {
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    self.release(id)
+                }
             }
             group.addTask {
                 await withTaskCancellationHandler {

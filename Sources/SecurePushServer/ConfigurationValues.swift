@@ -27,6 +27,25 @@ public struct ConfigurationValues: Sendable {
         return value
     }
 
+    /// `flag` (a typed command-line value) when given, else the variable; either must lie within `range`.
+    public func int(_ key: String, flag: Int?, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let flag else { return try int(key, default: defaultValue, in: range) }
+        guard range.contains(flag) else {
+            throw ConfigurationError("the flag for \(key) must be an integer between \(range.lowerBound) and \(range.upperBound), got \(flag)")
+        }
+        return flag
+    }
+
+    /// `flag` (a typed command-line value) when given, else the variable; either must lie within `range`.
+    public func duration(_ key: String, flag: Duration?, default defaultValue: Duration, in range: ClosedRange<Duration>) throws -> Duration {
+        guard let flag else { return try duration(key, default: defaultValue, in: range) }
+        guard range.contains(flag) else {
+            throw ConfigurationError(
+                "the flag for \(key) must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound)), got \(Self.format(flag))")
+        }
+        return flag
+    }
+
     /// A duration such as `250ms`, `5s`, `10m`, `2h`, `7d` (a bare number is seconds) within `range`.
     public func duration(_ key: String, default defaultValue: Duration, in range: ClosedRange<Duration>) throws -> Duration {
         guard let raw = string(key) else { return defaultValue }

@@ -16,12 +16,10 @@ public struct HTTPConfiguration: Sendable {
     public var userTokenAudience: String?
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
-    /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
-    public var dispatcherStaleAfter: Duration
 
-    init(values: ConfigurationValues) throws {
-        self.host = values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
-        self.port = try values.int("SECUREPUSH_PORT", default: 8080, in: 0...65535)
+    init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
+        self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
+        self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
         let publicKey = values.string("SECUREPUSH_USER_JWT_PUBLIC_KEY")
         switch (secret, publicKey) {
@@ -51,8 +49,6 @@ public struct HTTPConfiguration: Sendable {
         } else {
             self.purgeAfterRead = try values.duration("SECUREPUSH_PURGE_AFTER_READ", default: .zero, in: .seconds(0)...(.seconds(3650 * 86_400)))
         }
-        self.dispatcherStaleAfter = try values.duration(
-            "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
     }
 
     /// The verifier, or a configuration error naming the settings when none is configured.

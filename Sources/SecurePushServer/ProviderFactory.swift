@@ -7,12 +7,9 @@ import SecurePushStore
 
 /// Builds the push providers a configuration enables.
 public enum ProviderFactory {
-    /// The HTTP client the real providers share for the life of the process: HTTP/2 when the
-    /// server offers it (ALPN), and never following redirects (Web Push and WNS URLs are
-    /// device-supplied). It is created on first use and never shut down.
-    public static let sharedHTTPClient: HTTPClient = makeHTTPClient()
-
-    /// A client configured the way the providers need it. The caller owns it and must shut it down.
+    /// A client configured the way the providers need it: HTTP/2 when the server offers it (ALPN), and
+    /// never following redirects (Web Push and WNS URLs are device-supplied). The caller owns it and
+    /// must shut it down (`SecurePushServer` does, after its services stopped).
     public static func makeHTTPClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
@@ -20,12 +17,6 @@ public enum ProviderFactory {
         configuration.timeout.connect = .seconds(10)
         configuration.connectionPool.idleTimeout = .seconds(600)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }
-
-    /// One provider per configured platform, real ones sharing `sharedHTTPClient`.
-    public static func makeProviders(_ configuration: SecurePushConfiguration, logger: Logger) throws -> [any PushProvider] {
-        let needsHTTP = configuration.providers.contains { $0 != .simulated }
-        return try makeProviders(configuration, httpClient: needsHTTP ? sharedHTTPClient : nil, logger: logger)
     }
 
     /// One provider per configured platform, real ones using `httpClient` (which the caller owns).

@@ -7,10 +7,10 @@ import SecurePushStore
 /// Everything a SecurePush process is configured with, read from environment variables
 /// (command-line flags are merged over them first). See the README's configuration table.
 public struct SecurePushConfiguration: Sendable {
-    public var databaseURL: DatabaseURL
+    /// The database and the settings every command shares.
+    public var database: DatabaseConfiguration
     public var role: ServerRole
     public var dispatcher: DispatcherConfiguration
-    public var defaultTTL: Duration
     public var databasePoolSize: Int
     /// Whether the dispatcher's claims and outcomes wait for a WAL flush (`SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT`).
     public var dispatcherSynchronousCommit: Bool
@@ -21,24 +21,50 @@ public struct SecurePushConfiguration: Sendable {
     public var simulatedLatency: Duration?
     /// Credentials and endpoints of the real platforms in `providers` (see docs/providers.md).
     public var providerSettings: ProviderSettings
-    public var logLevel: Logger.Level
     public var http: HTTPConfiguration
 
+    /// `securepush serve`'s command-line flags: typed values that take precedence over the environment
+    /// and are checked against the same ranges.
+    public struct Overrides: Sendable {
+        public var databaseURL: String?
+        public var logLevel: Logger.Level?
+        public var role: ServerRole?
+        public var host: String?
+        public var port: Int?
+        public var concurrency: Int?
+        public var batchSize: Int?
+        public var pollInterval: Duration?
+        /// A comma-separated platform list, as `SECUREPUSH_PROVIDERS`.
+        public var providers: String?
+
+        /// No overrides.
+        public init() {}
+    }
+
+    /// The database URL (`DATABASE_URL`).
+    public var databaseURL: DatabaseURL {
+        get { database.url }
+        set { database.url = newValue }
+    }
+
     /// Parses and validates the configuration.
-    public init(environment: [String: String]) throws {
+    public init(environment: [String: String], overrides: Overrides = Overrides()) throws {
         let values = ConfigurationValues(environment)
-        guard let url = values.string("DATABASE_URL") else {
-            throw ConfigurationError("DATABASE_URL is not set (postgres://user:password@host:port/database)")
+        self.database = try DatabaseConfiguration(values: values, databaseURL: overrides.databaseURL, logLevel: overrides.logLevel)
+        if let role = overrides.role {
+            self.role = role
+        } else {
+            self.role = ServerRole(rawValue: try values.choice("SECUREPUSH_ROLE", default: "all", allowed: ServerRole.allCases.map(\.rawValue)))!
         }
-        self.databaseURL = try DatabaseURL(url)
-        self.role = ServerRole(rawValue: try values.choice("SECUREPUSH_ROLE", default: "all", allowed: ServerRole.allCases.map(\.rawValue)))!
 
         var dispatcher = DispatcherConfiguration()
-        dispatcher.concurrency = try values.int("SECUREPUSH_CONCURRENCY", default: dispatcher.concurrency, in: 1...10_000)
-        dispatcher.batchSize = try values.int("SECUREPUSH_BATCH_SIZE", default: dispatcher.batchSize, in: 1...10_000)
+        dispatcher.concurrency = try values.int(
+            "SECUREPUSH_CONCURRENCY", flag: overrides.concurrency, default: dispatcher.concurrency, in: DispatcherConfiguration.concurrencyRange)
+        dispatcher.batchSize = try values.int(
+            "SECUREPUSH_BATCH_SIZE", flag: overrides.batchSize, default: dispatcher.batchSize, in: DispatcherConfiguration.batchSizeRange)
         dispatcher.lanes = try values.int("SECUREPUSH_LANES", default: dispatcher.lanes, in: 1...64)
         dispatcher.pollInterval = try values.duration(
-            "SECUREPUSH_POLL_INTERVAL", default: dispatcher.pollInterval, in: .milliseconds(10)...(.seconds(300)))
+            "SECUREPUSH_POLL_INTERVAL", flag: overrides.pollInterval, default: dispatcher.pollInterval, in: DispatcherConfiguration.pollIntervalRange)
         dispatcher.leaseDuration = try values.duration(
             "SECUREPUSH_LEASE", default: dispatcher.leaseDuration, in: .seconds(1)...(.seconds(3600)))
         dispatcher.shutdownGracePeriod = try values.duration(
@@ -61,20 +87,22 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         self.dispatcher = dispatcher
 
-        self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)
         self.dispatcherSynchronousCommit =
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
-        self.providers = try Self.parseProviders(values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
+        self.providers = try Self.parseProviders(overrides.providers ?? values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
         self.providerSettings = try ProviderSettings(values: values, platforms: providers)
-        let level = try values.choice(
-            "SECUREPUSH_LOG_LEVEL", default: "info", allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"])
-        self.logLevel = Logger.Level(rawValue: level)!
-        self.http = try HTTPConfiguration(values: values)
+        self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)
     }
+
+    /// The log level (`SECUREPUSH_LOG_LEVEL`).
+    public var logLevel: Logger.Level { database.logLevel }
+
+    /// The default TTL (`SECUREPUSH_DEFAULT_TTL`).
+    public var defaultTTL: Duration { database.defaultTTL }
 
     static func parseProviders(_ text: String) throws -> [Platform] {
         var platforms: [Platform] = []

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
@@ -6,8 +7,8 @@ import SecurePushDispatcher
 import SecurePushStore
 import ServiceLifecycle
 
-/// Runs `securepush serve`: one service group holding the database client, the dispatcher
-/// services and (with the API role) the HTTP server, with graceful shutdown on SIGTERM/SIGINT.
+/// Runs `securepush serve`: a start-up gate, then one service group holding the database clients, the
+/// dispatcher services and (with the API role) the HTTP server, with graceful shutdown on SIGTERM/SIGINT.
 public struct SecurePushServer {
     let configuration: SecurePushConfiguration
     let logger: Logger
@@ -18,10 +19,33 @@ public struct SecurePushServer {
         self.logger = logger
     }
 
-    /// Runs until SIGTERM/SIGINT.
+    /// Checks the configuration and the database, then runs until SIGTERM/SIGINT. Throws a
+    /// `ConfigurationError` before any service starts (and before any port is bound) when the process
+    /// cannot work: no push provider for a dispatcher, a provider that cannot start, a database that is
+    /// missing, unreachable or not migrated.
     public func run() async throws {
+        if configuration.role.runsDispatcher && configuration.providers.isEmpty {
+            throw ConfigurationError(
+                "SECUREPUSH_PROVIDERS lists no push platform, so this dispatcher could send nothing; list at least one (for example simulated) or run with --role api"
+            )
+        }
+        // Owned here: created before the providers that use it, shut down after the services stopped.
+        let httpClient = configuration.providers.contains { $0 != .simulated } ? ProviderFactory.makeHTTPClient() : nil
+        do {
+            try await run(httpClient: httpClient)
+            try await httpClient?.shutdown()
+        } catch {
+            try? await httpClient?.shutdown()
+            throw error
+        }
+    }
+
+    private func run(httpClient: HTTPClient?) async throws {
+        let providers = configuration.role.runsDispatcher ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: logger) : []
+        try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
+
         let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)
-        var services: [any Service] = [PostgresClientService(client: client)]
+        var services: [any Service] = [client]
         if configuration.role.runsDispatcher {
             // Its own pool, so claims never queue behind API requests, with the commit mode configured.
             let dispatcherClient = configuration.databaseURL.makeClient(
@@ -29,11 +53,11 @@ public struct SecurePushServer {
                 logger: logger,
                 synchronousCommit: configuration.dispatcherSynchronousCommit
             )
-            services.append(PostgresClientService(client: dispatcherClient))
+            services.append(dispatcherClient)
             let assembly = try DispatcherAssembly(
                 client: dispatcherClient,
                 databaseURL: configuration.databaseURL,
-                providers: try ProviderFactory.makeProviders(configuration, logger: logger),
+                providers: providers,
                 configuration: configuration.dispatcher,
                 role: configuration.role.rawValue,
                 logger: logger
@@ -45,15 +69,20 @@ public struct SecurePushServer {
                 notifications: NotificationStore(client: client, logger: logger),
                 afterRead: configuration.http.purgeAfterRead,
                 interval: configuration.dispatcher.maintenanceInterval,
+                timeout: configuration.dispatcher.databaseTimeout,
                 logger: logger
             )
         )
         if configuration.role.runsAPI {
-            let api = try await APIAssembly(client: client, configuration: configuration.http, logger: logger)
+            let api = try await APIAssembly(client: client, configuration: configuration, logger: logger)
             services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
         }
-        services.append(
-            StartupCheck(client: client, configuration: configuration, logger: logger)
+        logger.info(
+            "securepush serving",
+            metadata: [
+                "role": "\(configuration.role.rawValue)",
+                "providers": "\(configuration.providers.map(\.rawValue).joined(separator: ","))",
+            ]
         )
         let group = ServiceGroup(
             configuration: .init(
@@ -63,20 +92,5 @@ public struct SecurePushServer {
             )
         )
         try await group.run()
-    }
-}
-
-/// Runs a `PostgresClient`'s connection pool as a service.
-public struct PostgresClientService: Service {
-    /// The client.
-    public let client: PostgresClient
-
-    /// Wraps a client.
-    public init(client: PostgresClient) {
-        self.client = client
-    }
-
-    public func run() async throws {
-        await client.run()
     }
 }

@@ -33,17 +33,20 @@ public struct Migrator: Sendable {
 
     /// The names of bundled migrations not yet applied (throws if the database disagrees with the files).
     public func pending(client: PostgresClient, logger: Logger) async throws -> [String] {
-        try await client.withConnection { connection in
-            let exists =
-                try await connection.query(
-                    "SELECT to_regclass('securepush.schema_migrations') IS NOT NULL",
-                    logger: logger
-                ).collect().first?.decode(Bool.self) ?? false
-            guard exists else { return migrations.map(\.name) }
-            let applied = try await appliedMigrations(on: connection, logger: logger)
-            try verify(applied: applied)
-            return migrations.filter { applied[$0.version] == nil }.map(\.name)
-        }
+        try await client.withConnection { connection in try await pending(on: connection, logger: logger) }
+    }
+
+    /// `pending(client:logger:)` on one connection.
+    public func pending(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let exists =
+            try await connection.query(
+                "SELECT to_regclass('securepush.schema_migrations') IS NOT NULL",
+                logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
+        guard exists else { return migrations.map(\.name) }
+        let applied = try await appliedMigrations(on: connection, logger: logger)
+        try verify(applied: applied)
+        return migrations.filter { applied[$0.version] == nil }.map(\.name)
     }
 
     private func apply(on connection: PostgresConnection, logger: Logger) async throws -> [String] {

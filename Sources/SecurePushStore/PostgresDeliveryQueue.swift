@@ -38,21 +38,23 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             logger: logger
         )
         var deliveries: [ClaimedDelivery] = []
+        var rejected: [RejectedDelivery] = []
         deliveries.reserveCapacity(limit)
         let decoder = JSONDecoder()
-        for try await (id, notificationID, deviceID, platform, token, optionsText, active, expiresAt, priority, attempts) in rows.decode(
+        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts) in rows.decode(
             (UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32).self
         ) {
-            let options = (try? decoder.decode([String: String].self, from: Data(optionsText.utf8))) ?? [:]
-            let target = PushTarget(
-                deviceID: deviceID,
-                platform: Platform(rawValue: platform) ?? .simulated,
-                token: token,
-                options: options
-            )
+            guard let platform = Platform(rawValue: platformName) else {
+                rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
+                continue
+            }
+            guard let options = try? decoder.decode([String: String].self, from: Data(optionsText.utf8)) else {
+                rejected.append(RejectedDelivery(id: id, reason: "device options are not a JSON object of strings"))
+                continue
+            }
             let push = Push(
                 notificationID: NotificationID(notificationID),
-                target: target,
+                target: PushTarget(deviceID: deviceID, platform: platform, token: token, options: options),
                 expiresAt: expiresAt,
                 priority: Int(priority),
                 attempt: Int(attempts)
@@ -60,7 +62,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
         }
         deliveries.sort { $0.push.priority > $1.push.priority }
-        return ClaimedBatch(leaseToken: token, deliveries: deliveries)
+        return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)
     }
 
     public func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int {
@@ -71,11 +73,18 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var infos: [String] = []
         for completion in completions {
             ids.append(completion.deliveryID)
-            let (outcome, delay, info) = Self.encode(completion.outcome)
-            outcomes.append(outcome)
-            delays.append(delay)
-            infos.append(info)
+            outcomes.append(completion.outcome.kind.rawValue)
+            if case .retry(let delay, _) = completion.outcome {
+                delays.append(max(0, delay.wholeMilliseconds))
+            } else {
+                delays.append(0)
+            }
+            infos.append(completion.outcome.detail)
         }
+        let (retry, sent, tokenInvalid, cancelled) = (
+            DeliveryOutcome.Kind.retry.rawValue, DeliveryOutcome.Kind.sent.rawValue,
+            DeliveryOutcome.Kind.tokenInvalid.rawValue, DeliveryOutcome.Kind.cancelled.rawValue
+        )
         let rows = try await client.query(
             """
             WITH r AS (
@@ -87,21 +96,21 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 SET state = 'pending', run_at = now() + r.delay_ms * interval '1 millisecond', last_error = NULLIF(r.info, ''),
                     lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL
                 FROM r
-                WHERE r.outcome = 'retry' AND d.id = r.id AND d.lease_token = \(leaseToken)
+                WHERE r.outcome = \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
                 RETURNING d.id
             ),
             finished AS (
                 DELETE FROM securepush.deliveries d
                 USING r
-                WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = \(leaseToken)
+                WHERE r.outcome <> \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
                 RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log
                     (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at)
                 SELECT id, notification_id, device_id, platform, outcome, attempts,
-                       CASE WHEN outcome = 'sent' THEN NULLIF(info, '') END,
-                       CASE WHEN outcome <> 'sent' THEN NULLIF(info, '') END,
+                       CASE WHEN outcome = \(sent) THEN NULLIF(info, '') END,
+                       CASE WHEN outcome <> \(sent) THEN NULLIF(info, '') END,
                        created_at
                 FROM finished
             ),
@@ -110,7 +119,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 UPDATE securepush.devices dev
                 SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
                 FROM finished f
-                WHERE f.outcome = 'token_invalid' AND dev.id = f.device_id AND dev.active
+                WHERE f.outcome = \(tokenInvalid) AND dev.id = f.device_id AND dev.active
                   AND dev.updated_at <= coalesce(f.claimed_at, now())
                 RETURNING dev.id
             ),
@@ -121,7 +130,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             ),
             cancel_logged AS (
                 INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
-                SELECT id, notification_id, device_id, platform, 'cancelled', attempts, 'device token invalid', created_at
+                SELECT id, notification_id, device_id, platform, \(cancelled), attempts, 'device token invalid', created_at
                 FROM cancelled
             )
             SELECT ((SELECT count(*) FROM retried) + (SELECT count(*) FROM finished))::bigint
@@ -147,16 +156,5 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             logger: logger
         )
         return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
-    }
-
-    static func encode(_ outcome: DeliveryOutcome) -> (String, Int64, String) {
-        switch outcome {
-        case .sent(let messageID): ("sent", 0, messageID ?? "")
-        case .retry(let delay, let error): ("retry", max(0, delay.wholeMilliseconds), error)
-        case .failed(let error): ("failed", 0, error)
-        case .tokenInvalid(let error): ("token_invalid", 0, error)
-        case .expired: ("expired", 0, "notification expired")
-        case .cancelled(let reason): ("cancelled", 0, reason)
-        }
     }
 }

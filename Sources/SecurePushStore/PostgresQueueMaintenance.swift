@@ -34,7 +34,8 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     }
 
     public func expirePending() async throws -> Int {
-        try await count(
+        let expired = DeliveryOutcome.Kind.expired.rawValue
+        return try await count(
             """
             WITH gone AS (
                 DELETE FROM securepush.deliveries
@@ -48,7 +49,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
-                SELECT id, notification_id, device_id, platform, 'expired', attempts, 'notification expired', created_at FROM gone
+                SELECT id, notification_id, device_id, platform, \(expired), attempts, 'notification expired', created_at FROM gone
             )
             SELECT count(*)::bigint FROM gone
             """

@@ -15,13 +15,19 @@ public struct SettingsStore: Sendable {
 
     /// Sets the TTL applied to notifications inserted without `expires_at`.
     public func setDefaultTTL(_ ttl: Duration) async throws {
+        try await client.query(Self.defaultTTLQuery(ttl), logger: logger)
+    }
+
+    /// `setDefaultTTL(_:)` on one connection (the start-up gate's).
+    public static func setDefaultTTL(_ ttl: Duration, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(defaultTTLQuery(ttl), logger: logger)
+    }
+
+    static func defaultTTLQuery(_ ttl: Duration) -> PostgresQuery {
         let value = "\(ttl.wholeMilliseconds / 1000) seconds"
-        try await client.query(
-            """
+        return """
             INSERT INTO securepush.settings (key, value) VALUES ('default_ttl', \(value)::interval::text)
             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
-            """,
-            logger: logger
-        )
+            """
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushCore
 
 /// Builds the `StatusReport` from the database.
 public struct StatusStore: Sendable {
@@ -113,13 +114,13 @@ public struct StatusStore: Sendable {
             logger: logger
         )
         for try await (outcome, count) in rows.decode((String, Int64).self) {
-            switch outcome {
-            case "sent": window.sent = count
-            case "failed": window.failed = count
-            case "token_invalid": window.tokenInvalid = count
-            case "expired": window.expired = count
-            case "cancelled": window.cancelled = count
-            default: break
+            switch DeliveryOutcome.Kind(rawValue: outcome) {
+            case .sent: window.sent = count
+            case .failed: window.failed = count
+            case .tokenInvalid: window.tokenInvalid = count
+            case .expired: window.expired = count
+            case .cancelled: window.cancelled = count
+            case .retry, nil: break
             }
         }
         return window

@@ -3,34 +3,58 @@ import Foundation
 import Logging
 import SecurePushServer
 
-/// Options every command shares. Flags override the matching environment variables.
+/// Options every command shares. Flags take precedence over the matching environment variables.
 struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "PostgreSQL URL (DATABASE_URL).")
     var databaseURL: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (SECUREPUSH_LOG_LEVEL).")
-    var logLevel: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (SECUREPUSH_LOG_LEVEL).")
+    var logLevel: Logger.Level?
 
-    /// The environment with the given flag values merged over it.
-    func environment(merging overrides: [String: String?] = [:]) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        let all = overrides.merging(["DATABASE_URL": databaseURL, "SECUREPUSH_LOG_LEVEL": logLevel]) { first, _ in first }
-        for (key, value) in all {
-            if let value { environment[key] = value }
+    /// The database settings alone (what `migrate` and `status` need), or a clear error.
+    func loadDatabase() throws -> (DatabaseConfiguration, Logger) {
+        let configuration = try configurationError {
+            try DatabaseConfiguration(values: ConfigurationValues(ProcessInfo.processInfo.environment), databaseURL: databaseURL, logLevel: logLevel)
         }
-        return environment
+        return (configuration, Self.bootstrap(configuration.logLevel))
     }
 
-    /// Loads the configuration or exits with a clear message.
-    func load(overrides: [String: String?] = [:]) throws -> (SecurePushConfiguration, Logger) {
+    /// The whole configuration (what `serve` needs), with `overrides` from its flags, or a clear error.
+    func load(overrides: SecurePushConfiguration.Overrides) throws -> (SecurePushConfiguration, Logger) {
+        var overrides = overrides
+        overrides.databaseURL = databaseURL
+        overrides.logLevel = logLevel
+        let configuration = try configurationError {
+            try SecurePushConfiguration(environment: ProcessInfo.processInfo.environment, overrides: overrides)
+        }
+        return (configuration, Self.bootstrap(configuration.logLevel))
+    }
+
+    private func configurationError<T>(_ body: () throws -> T) throws -> T {
         do {
-            let configuration = try SecurePushConfiguration(environment: environment(merging: overrides))
-            LoggingBootstrap.bootstrap(level: configuration.logLevel)
-            var logger = Logger(label: "securepush")
-            logger.logLevel = configuration.logLevel
-            return (configuration, logger)
+            return try body()
         } catch {
             throw ValidationError("configuration error: \(error)")
         }
+    }
+
+    private static func bootstrap(_ level: Logger.Level) -> Logger {
+        LoggingBootstrap.bootstrap(level: level)
+        var logger = Logger(label: "securepush")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension ServerRole: ExpressibleByArgument {}
+
+/// A duration flag such as `250ms`, `5s` or `1h`.
+struct DurationArgument: ExpressibleByArgument {
+    let duration: Duration
+
+    init?(argument: String) {
+        guard let duration = ConfigurationValues.parseDuration(argument) else { return nil }
+        self.duration = duration
     }
 }

@@ -11,7 +11,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let (configuration, logger) = try common.load()
+        let (configuration, logger) = try common.loadDatabase()
         let migrator = Migrator(migrations: try Migration.bundled())
         let applied = try await DatabaseSession.withClient(configuration, logger: logger) { client in
             let applied = try await migrator.migrate(client: client, logger: logger)

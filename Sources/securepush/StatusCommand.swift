@@ -15,10 +15,10 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let (configuration, logger) = try common.load()
+        let (configuration, logger) = try common.loadDatabase()
         let report = try await DatabaseSession.withClient(configuration, logger: logger) { client in
             let pending = try await Migrator(migrations: try Migration.bundled()).pending(client: client, logger: logger)
-            return try await StatusStore(client: client, staleAfter: configuration.http.dispatcherStaleAfter, logger: logger)
+            return try await StatusStore(client: client, staleAfter: configuration.dispatcherStaleAfter, logger: logger)
                 .report(pendingMigrations: pending)
         }
         if json {

@@ -39,7 +39,9 @@ struct APIReadTests {
                 let payload: String? = try await db.scalar("SELECT payload::text FROM securepush.notifications WHERE id = \(purged)")
                 #expect(payload == nil)
                 expectError(try await client.execute(uri: "/v1/notifications/\(purged)", method: .get, headers: .bearer(device)), .gone, "gone")
-                try await Task.sleep(for: .milliseconds(300))
+                try await db.eventually("the notification expired") {
+                    try await db.scalar("SELECT expires_at <= now() FROM securepush.notifications WHERE id = \(expiring)")
+                }
                 expectError(try await client.execute(uri: "/v1/notifications/\(expiring)", method: .get, headers: .bearer(device)), .gone, "gone")
                 for bad in ["not-a-uuid", "123", "0f8fad5b-d9cb-469f-a165-70867728950", "%27%20OR%201%3D1"] {
                     expectError(

@@ -46,8 +46,13 @@ struct APITourTests {
                 let readBy: UUID? = try await db.scalar("SELECT read_by_device FROM securepush.notifications WHERE id = \(id)")
                 #expect(readBy?.uuidString.lowercased() == deviceID)
 
-                try await db.eventually("a heartbeat") { harness.assembly.stats.sent == 1 }
-                try await Task.sleep(for: .milliseconds(400))
+                let dispatcherID = harness.assembly.identity.id
+                try await db.eventually("a heartbeat that counts the push, and the push in the history") {
+                    let heartbeatSent: Int64 = try await db.scalar(
+                        "SELECT coalesce((SELECT sent FROM securepush.dispatchers WHERE id = \(dispatcherID)), 0)")
+                    let logged: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
+                    return heartbeatSent == 1 && logged == 1
+                }
                 let status = try await client.execute(uri: "/status", method: .get)
                 #expect(status.status == .ok)
                 let notifications = try #require(status.body.json["notifications"] as? [String: Any])

@@ -25,8 +25,8 @@ struct DispatchTests {
             }
             let committed = try await db.enqueue(user: "rita", payload: #"{"ok":true}"#)
             try await db.eventually("the committed notification is pushed") { harness.pushes.count >= 1 }
-            try await Task.sleep(for: .milliseconds(500))
             await harness.stop()
+            try await db.expectQueueDrained(logged: 1)
             #expect(harness.pushes.map(\.notificationID) == [committed.uuidString.lowercased()])
             let notifications: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.notifications")
             #expect(notifications == 1)
@@ -41,8 +41,8 @@ struct DispatchTests {
             let harness = try DispatcherHarness(database: db)
             let id = try await db.enqueue(user: "sam", payload: #"{"secret":"sam-only"}"#)
             try await db.eventually("4 pushes") { harness.pushes.count >= 4 }
-            try await Task.sleep(for: .milliseconds(300))
             await harness.stop()
+            try await db.expectQueueDrained(logged: 4)
             let pushes = harness.pushes
             #expect(pushes.count == 4)
             #expect(Set(pushes.map(\.token)) == ["sam-1", "sam-2", "sam-3", "sam-4"])
@@ -91,7 +91,9 @@ struct DispatchTests {
         try await TestDatabase.with { db in
             try await db.insertDevice(user: "vic", token: "vic-1")
             let id = try await db.enqueue(user: "vic", payload: "{}", ttl: "300 milliseconds")
-            try await Task.sleep(for: .milliseconds(500))
+            try await db.eventually("the notification expired") {
+                try await db.scalar("SELECT expires_at <= now() FROM securepush.notifications WHERE id = \(id)")
+            }
             let harness = try DispatcherHarness(database: db)
             try await db.eventually("the delivery is logged as expired") {
                 let expired: Int64 = try await db.scalar(
@@ -188,8 +190,8 @@ struct DispatchTests {
                     "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'failed'")
                 return failed == 1
             }
-            try await Task.sleep(for: .milliseconds(300))
             await harness.stop()
+            try await db.expectQueueDrained(logged: 1)
             #expect(attempts.load(ordering: .relaxed) == 1)
         }
     }

@@ -77,8 +77,8 @@ struct EnqueueTests {
 
             let harness = try DispatcherHarness(database: db)
             try await db.eventually("two pushes") { harness.pushes.count >= 2 }
-            try await Task.sleep(for: .milliseconds(300))
             await harness.stop()
+            try await db.expectQueueDrained(logged: 2)
             #expect(harness.pushes.count == 2)
         }
     }

@@ -40,24 +40,25 @@ struct PlatformDispatchTests {
         try await TestDatabase.with { db in
             let key = try FakeCredentials.apnsKey()
             let fake = try await FakeAPNsServer.start(keys: [key.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
-            defer { Task { await fake.shutdown() } }
-            var devices: [(device: UUID, expected: Expected, label: String)] = []
-            for (status, reason, retryAfter, expected) in rows {
-                let token = hexToken()
-                if status != 200 { fake.script(token: token, .reject(status: status, reason: reason, retryAfter: retryAfter)) }
-                let user = "apns-\(devices.count)"
-                let device = try await db.insertDevice(user: user, platform: "apns", token: token, options: #"{"environment":"production"}"#)
-                _ = try await db.enqueue(user: user, payload: #"{"secret":"APNS-PAYLOAD"}"#)
-                devices.append((device, expected, "\(status) \(reason)\(retryAfter.map { " Retry-After \($0)" } ?? "")"))
-            }
-            let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
-            let rowsToCheck = devices
-            try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
-                try await expectOutcomes(db, rowsToCheck)
-            }
-            #expect(fake.distinctJWTs == 1, "one provider token for the whole run")
-            for request in fake.requests {
-                #expect(!String(decoding: request.body, as: UTF8.self).contains("APNS-PAYLOAD"))
+            try await withShutdown(of: fake) {
+                var devices: [(device: UUID, expected: Expected, label: String)] = []
+                for (status, reason, retryAfter, expected) in rows {
+                    let token = hexToken()
+                    if status != 200 { fake.script(token: token, .reject(status: status, reason: reason, retryAfter: retryAfter)) }
+                    let user = "apns-\(devices.count)"
+                    let device = try await db.insertDevice(user: user, platform: "apns", token: token, options: #"{"environment":"production"}"#)
+                    _ = try await db.enqueue(user: user, payload: #"{"secret":"APNS-PAYLOAD"}"#)
+                    devices.append((device, expected, "\(status) \(reason)\(retryAfter.map { " Retry-After \($0)" } ?? "")"))
+                }
+                let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                let rowsToCheck = devices
+                try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
+                    try await expectOutcomes(db, rowsToCheck)
+                }
+                #expect(fake.distinctJWTs == 1, "one provider token for the whole run")
+                for request in fake.requests {
+                    #expect(!String(decoding: request.body, as: UTF8.self).contains("APNS-PAYLOAD"))
+                }
             }
         }
     }
@@ -67,16 +68,17 @@ struct PlatformDispatchTests {
         try await TestDatabase.with { db in
             let key = try FakeCredentials.apnsKey()
             let fake = try await FakeAPNsServer.start(keys: [key.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
-            defer { Task { await fake.shutdown() } }
-            let token = hexToken()
-            fake.script(token: token, .expireProviderTokenOnce)
-            let device = try await db.insertDevice(user: "renew", platform: "apns", token: token)
-            _ = try await db.enqueue(user: "renew", payload: "{}")
-            let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
-            try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
-                try await expectOutcomes(db, [(device, .sent, "ExpiredProviderToken then 200")])
+            try await withShutdown(of: fake) {
+                let token = hexToken()
+                fake.script(token: token, .expireProviderTokenOnce)
+                let device = try await db.insertDevice(user: "renew", platform: "apns", token: token)
+                _ = try await db.enqueue(user: "renew", payload: "{}")
+                let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
+                    try await expectOutcomes(db, [(device, .sent, "ExpiredProviderToken then 200")])
+                }
+                #expect(fake.distinctJWTs == 2)
             }
-            #expect(fake.distinctJWTs == 2)
         }
     }
 
@@ -101,24 +103,25 @@ struct PlatformDispatchTests {
             let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
             let fake = try await FakeFCMServer.start(
                 projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: rsa.publicKey)
-            defer { Task { await fake.shutdown() } }
-            let account = try FakeCredentials.serviceAccount(key: rsa, tokenURI: fake.tokenURI)
-            var devices: [(device: UUID, expected: Expected, label: String)] = []
-            for (behavior, expected, label) in rows {
-                let token = "fcm-token-" + UUID().uuidString.lowercased()
-                if let behavior { fake.script(token: token, behavior) }
-                let user = "fcm-\(devices.count)"
-                let device = try await db.insertDevice(user: user, platform: "fcm", token: token)
-                _ = try await db.enqueue(user: user, payload: #"{"secret":"FCM-PAYLOAD"}"#)
-                devices.append((device, expected, label))
-            }
-            let rowsToCheck = devices
-            try await withPlatformDispatcher(db, platforms: "fcm", settings: FakeCredentials.environment(fcm: fake, account: account)) { _ in
-                try await expectOutcomes(db, rowsToCheck)
-            }
-            #expect(fake.issuedAccessTokens == 1, "one access token shared by every send")
-            for body in fake.deliveredBodies {
-                #expect(!String(decoding: body, as: UTF8.self).contains("FCM-PAYLOAD"))
+            try await withShutdown(of: fake) {
+                let account = try FakeCredentials.serviceAccount(key: rsa, tokenURI: fake.tokenURI)
+                var devices: [(device: UUID, expected: Expected, label: String)] = []
+                for (behavior, expected, label) in rows {
+                    let token = "fcm-token-" + UUID().uuidString.lowercased()
+                    if let behavior { fake.script(token: token, behavior) }
+                    let user = "fcm-\(devices.count)"
+                    let device = try await db.insertDevice(user: user, platform: "fcm", token: token)
+                    _ = try await db.enqueue(user: user, payload: #"{"secret":"FCM-PAYLOAD"}"#)
+                    devices.append((device, expected, label))
+                }
+                let rowsToCheck = devices
+                try await withPlatformDispatcher(db, platforms: "fcm", settings: FakeCredentials.environment(fcm: fake, account: account)) { _ in
+                    try await expectOutcomes(db, rowsToCheck)
+                }
+                #expect(fake.issuedAccessTokens == 1, "one access token shared by every send")
+                for body in fake.deliveredBodies {
+                    #expect(!String(decoding: body, as: UTF8.self).contains("FCM-PAYLOAD"))
+                }
             }
         }
     }
@@ -135,29 +138,30 @@ struct PlatformDispatchTests {
         ]
         try await TestDatabase.with { db in
             let fake = try await FakeWebPushServer.start()
-            defer { Task { await fake.shutdown() } }
-            let vapid = try FakeCredentials.vapidKey()
-            var devices: [(device: UUID, expected: Expected, label: String)] = []
-            var acceptedID: UUID?
-            for (behavior, expected, label) in rows {
-                let subscription = fake.subscribe()
-                if let behavior { fake.script(subscription, behavior) }
-                let user = "webpush-\(devices.count)"
-                let options = #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#
-                let device = try await db.insertDevice(user: user, platform: "webpush", token: subscription.endpoint, options: options)
-                let id = try await db.enqueue(user: user, payload: #"{"secret":"WEBPUSH-PAYLOAD"}"#)
-                if behavior == nil { acceptedID = id }
-                devices.append((device, expected, label))
+            try await withShutdown(of: fake) {
+                let vapid = try FakeCredentials.vapidKey()
+                var devices: [(device: UUID, expected: Expected, label: String)] = []
+                var acceptedID: UUID?
+                for (behavior, expected, label) in rows {
+                    let subscription = fake.subscribe()
+                    if let behavior { fake.script(subscription, behavior) }
+                    let user = "webpush-\(devices.count)"
+                    let options = #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#
+                    let device = try await db.insertDevice(user: user, platform: "webpush", token: subscription.endpoint, options: options)
+                    let id = try await db.enqueue(user: user, payload: #"{"secret":"WEBPUSH-PAYLOAD"}"#)
+                    if behavior == nil { acceptedID = id }
+                    devices.append((device, expected, label))
+                }
+                let rowsToCheck = devices
+                try await withPlatformDispatcher(db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path))
+                {
+                    _ in
+                    try await expectOutcomes(db, rowsToCheck)
+                }
+                let delivered = try #require(fake.deliveries.first)
+                #expect(fake.deliveries.count == 1)
+                #expect(String(decoding: delivered.plaintext, as: UTF8.self) == #"{"secureId":"\#(acceptedID!.uuidString.lowercased())"}"#)
             }
-            let rowsToCheck = devices
-            try await withPlatformDispatcher(db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path))
-            {
-                _ in
-                try await expectOutcomes(db, rowsToCheck)
-            }
-            let delivered = try #require(fake.deliveries.first)
-            #expect(fake.deliveries.count == 1)
-            #expect(String(decoding: delivered.plaintext, as: UTF8.self) == #"{"secureId":"\#(acceptedID!.uuidString.lowercased())"}"#)
         }
     }
 
@@ -172,25 +176,26 @@ struct PlatformDispatchTests {
         ]
         try await TestDatabase.with { db in
             let fake = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-test", clientSecret: "wns-secret-\(UUID())")
-            defer { Task { await fake.shutdown() } }
-            var devices: [(device: UUID, expected: Expected, label: String)] = []
-            var acceptedID: UUID?
-            for (behavior, expected, label) in rows {
-                let channel = fake.makeChannelURI()
-                if let behavior { fake.script(channel: channel, behavior) }
-                let user = "wns-\(devices.count)"
-                let device = try await db.insertDevice(user: user, platform: "wns", token: channel)
-                let id = try await db.enqueue(user: user, payload: #"{"secret":"WNS-PAYLOAD"}"#)
-                if behavior == nil { acceptedID = id }
-                devices.append((device, expected, label))
+            try await withShutdown(of: fake) {
+                var devices: [(device: UUID, expected: Expected, label: String)] = []
+                var acceptedID: UUID?
+                for (behavior, expected, label) in rows {
+                    let channel = fake.makeChannelURI()
+                    if let behavior { fake.script(channel: channel, behavior) }
+                    let user = "wns-\(devices.count)"
+                    let device = try await db.insertDevice(user: user, platform: "wns", token: channel)
+                    let id = try await db.enqueue(user: user, payload: #"{"secret":"WNS-PAYLOAD"}"#)
+                    if behavior == nil { acceptedID = id }
+                    devices.append((device, expected, label))
+                }
+                let rowsToCheck = devices
+                try await withPlatformDispatcher(db, platforms: "wns", settings: FakeCredentials.environment(wns: fake)) { _ in
+                    try await expectOutcomes(db, rowsToCheck)
+                }
+                let delivered = try #require(fake.delivered.first)
+                #expect(String(decoding: delivered.body, as: UTF8.self) == acceptedID?.uuidString.lowercased())
+                #expect(fake.issuedAccessTokens == 1)
             }
-            let rowsToCheck = devices
-            try await withPlatformDispatcher(db, platforms: "wns", settings: FakeCredentials.environment(wns: fake)) { _ in
-                try await expectOutcomes(db, rowsToCheck)
-            }
-            let delivered = try #require(fake.delivered.first)
-            #expect(String(decoding: delivered.body, as: UTF8.self) == acceptedID?.uuidString.lowercased())
-            #expect(fake.issuedAccessTokens == 1)
         }
     }
 
@@ -202,7 +207,6 @@ struct PlatformDispatchTests {
             _ = try await db.enqueue(user: "waits", payload: "{}")
             let harness = try DispatcherHarness(database: db)
             try await db.eventually("the simulated push") { harness.pushes.count == 1 }
-            try await Task.sleep(for: .milliseconds(500))
             await harness.stop()
             let pending: Int64 = try await db.scalar(
                 "SELECT count(*)::bigint FROM securepush.deliveries WHERE device_id = \(device) AND state = 'pending' AND attempts = 0")

@@ -23,8 +23,8 @@ struct ResilienceTests {
 
             let harness = try DispatcherHarness(database: db)
             try await db.eventually("all 30 pushed after the lease expired") { harness.pushes.count >= 30 }
-            try await Task.sleep(for: .milliseconds(300))
             await harness.stop()
+            try await db.expectQueueDrained(logged: 30)
             #expect(harness.pushes.count == 30)
             #expect(Set(harness.pushes.map(\.notificationID)) == ids)
 
@@ -60,8 +60,8 @@ struct ResilienceTests {
             try await db.eventually("5,000 pushes", timeout: .seconds(60)) {
                 harnesses.reduce(0) { $0 + $1.pushes.count } >= 5000
             }
-            try await Task.sleep(for: .milliseconds(500))
             for harness in harnesses { await harness.stop() }
+            try await db.expectQueueDrained(logged: 5000)
             let all = harnesses.flatMap(\.pushes)
             #expect(all.count == 5000)
             #expect(Set(all.map { "\($0.notificationID)/\($0.deviceID)" }).count == 5000)
@@ -128,7 +128,7 @@ struct ResilienceTests {
             #expect(claimed == 10)
 
             let stopping = Task { await harness.stop() }
-            try await Task.sleep(for: .milliseconds(200))
+            try await db.eventually("shutdown began") { harness.assembly.dispatcher.stopRequested }
             gateOpened.withLock { $0 = true }
             gateContinuation.yield()
             await stopping.value
@@ -160,7 +160,9 @@ struct ReRegistrationRaceTests {
             let batch = try await queue.claim(limit: 1, platforms: [.simulated], lease: .seconds(30), worker: UUID())
             #expect(batch.deliveries.count == 1)
             // The app re-registers the same token (rotating its secret) while the push is in flight.
-            try await Task.sleep(for: .milliseconds(5))
+            try await db.eventually("the clock moved past the claim") {
+                try await db.scalar("SELECT clock_timestamp() > claimed_at FROM securepush.deliveries WHERE id = \(batch.deliveries[0].id)")
+            }
             try await db.execute("SELECT device_secret FROM securepush.register_device('ray', 'simulated', 'ray-phone', '{}')")
             let applied = try await queue.complete(
                 [DeliveryCompletion(deliveryID: batch.deliveries[0].id, outcome: .tokenInvalid(error: "APNs 410 Unregistered"))],

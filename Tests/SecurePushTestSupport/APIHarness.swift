@@ -20,6 +20,7 @@ public struct APIHarness: Sendable {
     public static func with<T: Sendable>(
         _ database: TestDatabase,
         logs: CapturedLogs = CapturedLogs(),
+        databaseTimeout: Duration? = nil,
         _ body: @Sendable (APIHarness, any TestClientProtocol) async throws -> T
     ) async throws -> T {
         var values = ProcessInfo.processInfo.environment
@@ -27,7 +28,8 @@ public struct APIHarness: Sendable {
         values["DATABASE_URL"] = "postgres://test@127.0.0.1/test"
         let configuration = try SecurePushConfiguration(environment: values)
         let logger = logs.logger(label: "securepush.test.api")
-        let assembly = try await APIAssembly(client: database.client, configuration: configuration.http, logger: logger)
+        var assembly = try await APIAssembly(client: database.client, configuration: configuration, logger: logger)
+        if let databaseTimeout { assembly.context.databaseTimeout = databaseTimeout }
         let tokens = try await configuration.http.makeUserTokenVerifier()
         let harness = APIHarness(database: database, logs: logs, tokens: tokens)
         let app = assembly.application(host: "127.0.0.1", port: 0, logger: logger)

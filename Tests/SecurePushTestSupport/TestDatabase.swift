@@ -4,6 +4,7 @@ import PostgresNIO
 import SecurePushCore
 import SecurePushServer
 import SecurePushStore
+import Testing
 
 /// A private database for one test, copied from a migrated template, dropped afterwards.
 ///
@@ -83,6 +84,15 @@ public struct TestDatabase: Sendable {
                                       ttl => \(ttl)::interval, idempotency_key => \(idempotencyKey))
             """
         )
+    }
+
+    /// After a dispatcher stopped: nothing is left pending or claimed, and the history holds exactly
+    /// `logged` rows, so nothing more can be pushed (instead of sleeping to see that nothing happens).
+    public func expectQueueDrained(logged: Int64, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let left: Int64 = try await scalar("SELECT count(*)::bigint FROM securepush.deliveries")
+        let history: Int64 = try await scalar("SELECT count(*)::bigint FROM securepush.delivery_log")
+        #expect(left == 0, "nothing pending or claimed", sourceLocation: sourceLocation)
+        #expect(history == logged, "every delivery has exactly one outcome", sourceLocation: sourceLocation)
     }
 
     /// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushServer
 import SecurePushStore
 import Testing
@@ -57,7 +58,48 @@ struct ConfigurationTests {
 
     @Test("durations", arguments: [("250ms", 250), ("5s", 5000), ("2m", 120_000), ("1h", 3_600_000), ("7d", 604_800_000), ("1.5", 1500)])
     func durations(text: String, milliseconds: Int64) {
-        #expect(ConfigurationValues.parseDuration(text)?.components.seconds == milliseconds / 1000)
+        #expect(ConfigurationValues.parseDuration(text) == .milliseconds(milliseconds))
+        #expect(ConfigurationValues.parseDuration(text)?.wholeMilliseconds == milliseconds)
+    }
+
+    @Test("`migrate` and `status` read only the database settings, never provider credentials")
+    func databaseOnly() throws {
+        // APNs listed without any of its credentials: `serve` must refuse it, `migrate`/`status` must not care.
+        let environment = base.merging(["SECUREPUSH_PROVIDERS": "apns", "SECUREPUSH_DEFAULT_TTL": "2d", "SECUREPUSH_LOG_LEVEL": "debug"]) { $1 }
+        #expect(throws: ConfigurationError.self) { try SecurePushConfiguration(environment: environment) }
+        let database = try DatabaseConfiguration(values: ConfigurationValues(environment))
+        #expect(database.url.host == "db.internal")
+        #expect(database.defaultTTL == .seconds(2 * 86_400))
+        #expect(database.logLevel == .debug)
+        let flagged = try DatabaseConfiguration(
+            values: ConfigurationValues(environment), databaseURL: "postgres://other@127.0.0.1:6000/x", logLevel: .error)
+        #expect(flagged.url.port == 6000)
+        #expect(flagged.logLevel == .error)
+    }
+
+    @Test("typed flags take precedence over the environment and obey the same ranges")
+    func overrides() throws {
+        var overrides = SecurePushConfiguration.Overrides()
+        overrides.role = .api
+        overrides.port = 9090
+        overrides.concurrency = 7
+        overrides.batchSize = 11
+        overrides.pollInterval = .milliseconds(250)
+        overrides.providers = "simulated"
+        let environment = base.merging(["SECUREPUSH_PORT": "8081", "SECUREPUSH_ROLE": "dispatcher", "SECUREPUSH_CONCURRENCY": "3"]) { $1 }
+        let configuration = try SecurePushConfiguration(environment: environment, overrides: overrides)
+        #expect(configuration.role == .api)
+        #expect(configuration.http.port == 9090)
+        #expect(configuration.dispatcher.concurrency == 7)
+        #expect(configuration.dispatcher.batchSize == 11)
+        #expect(configuration.dispatcher.pollInterval == .milliseconds(250))
+
+        var outOfRange = SecurePushConfiguration.Overrides()
+        outOfRange.port = 70_000
+        #expect(throws: ConfigurationError.self) { try SecurePushConfiguration(environment: base, overrides: outOfRange) }
+        outOfRange = SecurePushConfiguration.Overrides()
+        outOfRange.pollInterval = .milliseconds(1)
+        #expect(throws: ConfigurationError.self) { try SecurePushConfiguration(environment: base, overrides: outOfRange) }
     }
 
     @Test("a unix socket directory in DATABASE_URL")

@@ -1,0 +1,27 @@
+import Hummingbird
+import SecurePushStore
+
+/// The request context of the API's routes: what the authentication middleware established.
+public struct APIRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The device whose credential the request carried (set by `DeviceAuthenticationMiddleware`).
+    public var device: AuthenticatedDevice?
+    /// The user whose token the request carried (set by `UserAuthenticationMiddleware`).
+    public var userID: String?
+
+    public init(source: Source) {
+        self.coreContext = .init(source: source)
+    }
+
+    /// The authenticated device; a route outside the device group is a programming error answered as 401.
+    func requireDevice() throws -> AuthenticatedDevice {
+        guard let device else { throw APIError.unauthorized("A device credential is required.") }
+        return device
+    }
+
+    /// The authenticated user; a route outside the user group is a programming error answered as 401.
+    func requireUser() throws -> String {
+        guard let userID else { throw APIError.unauthorized("A user token is required.") }
+        return userID
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import SecurePushStore
+
+/// What every command needs, and all that `migrate` and `status` read: the database, the log level and
+/// the settings they write or show. Reading it never touches push-provider credentials.
+public struct DatabaseConfiguration: Sendable {
+    /// `DATABASE_URL` (or `--database-url`).
+    public var url: DatabaseURL
+    /// `SECUREPUSH_LOG_LEVEL` (or `--log-level`).
+    public var logLevel: Logger.Level
+    /// The TTL of notifications inserted without one (`SECUREPUSH_DEFAULT_TTL`), written to the database.
+    public var defaultTTL: Duration
+    /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
+    public var dispatcherStaleAfter: Duration
+
+    /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
+    public init(values: ConfigurationValues, databaseURL: String? = nil, logLevel: Logger.Level? = nil) throws {
+        guard let url = databaseURL ?? values.string("DATABASE_URL") else {
+            throw ConfigurationError("DATABASE_URL is not set (postgres://user:password@host:port/database)")
+        }
+        self.url = try DatabaseURL(url)
+        if let logLevel {
+            self.logLevel = logLevel
+        } else {
+            let names = Logger.Level.allCases.map(\.rawValue)
+            self.logLevel = Logger.Level(rawValue: try values.choice("SECUREPUSH_LOG_LEVEL", default: "info", allowed: names))!
+        }
+        self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
+        self.dispatcherStaleAfter = try values.duration(
+            "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
+    }
+}

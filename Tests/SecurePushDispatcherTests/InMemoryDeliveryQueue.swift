@@ -1,0 +1,114 @@
+import Foundation
+import SecurePushCore
+import Synchronization
+
+/// A `DeliveryQueue` in memory with the PostgreSQL queue's rules (leases, fencing by token, attempts
+/// counted at claim, released claims not counted), so lane logic is tested without a database.
+final class InMemoryDeliveryQueue: DeliveryQueue {
+    struct Row {
+        var delivery: ClaimedDelivery
+        var pending = true
+        var runAt = Date.distantPast
+        var leaseToken: UUID?
+        var outcome: DeliveryOutcome?
+    }
+
+    private let rows = Mutex<[UUID: Row]>([:])
+    private let order = Mutex<[UUID]>([])
+    private let rejectedRows = Mutex<[RejectedDelivery]>([])
+
+    /// Adds a pending delivery of `platform`; returns its id.
+    @discardableResult
+    func add(platform: Platform = .simulated, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
+        let id = UUID()
+        let target = PushTarget(deviceID: UUID(), platform: platform, token: "token-\(id)")
+        let push = Push(notificationID: NotificationID(UUID()), target: target, expiresAt: Date().addingTimeInterval(expiresIn), attempt: 0)
+        rows.withLock { $0[id] = Row(delivery: ClaimedDelivery(id: id, push: push, deviceActive: deviceActive)) }
+        order.withLock { $0.append(id) }
+        return id
+    }
+
+    /// Adds a row the next claim returns as rejected (as an unknown platform in the database would be).
+    func addRejected(reason: String) -> UUID {
+        let id = UUID()
+        rejectedRows.withLock { $0.append(RejectedDelivery(id: id, reason: reason)) }
+        return id
+    }
+
+    /// The row of `id`.
+    func row(_ id: UUID) -> Row? { rows.withLock { $0[id] } }
+
+    /// Finished (non-retry) outcomes so far.
+    var finished: [UUID: DeliveryOutcome] {
+        rows.withLock { rows in
+            rows.compactMapValues { row in row.outcome.flatMap { $0.kind == .retry ? nil : $0 } }
+        }
+    }
+
+    /// Rows currently claimed.
+    var claimedCount: Int { rows.withLock { $0.values.filter { !$0.pending && $0.outcome == nil }.count } }
+
+    func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
+        let token = UUID()
+        let now = Date()
+        let ids = order.withLock { $0 }
+        let deliveries = rows.withLock { rows -> [ClaimedDelivery] in
+            var claimed: [ClaimedDelivery] = []
+            for id in ids where claimed.count < limit {
+                guard var row = rows[id], row.pending, row.runAt <= now, platforms.contains(row.delivery.push.target.platform) else { continue }
+                row.pending = false
+                row.leaseToken = token
+                row.delivery.push.attempt += 1
+                rows[id] = row
+                claimed.append(row.delivery)
+            }
+            return claimed
+        }
+        let rejected = rejectedRows.withLock { rejected in
+            defer { rejected.removeAll() }
+            return rejected
+        }
+        for item in rejected {
+            rows.withLock { $0[item.id] = Row(delivery: Self.placeholder(item.id), pending: false, leaseToken: token) }
+        }
+        return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)
+    }
+
+    func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int {
+        rows.withLock { rows in
+            var applied = 0
+            for completion in completions {
+                guard var row = rows[completion.deliveryID], row.leaseToken == leaseToken, !row.pending else { continue }
+                row.outcome = completion.outcome
+                row.leaseToken = nil
+                if case .retry(let delay, _) = completion.outcome {
+                    row.pending = true
+                    row.runAt = Date().addingTimeInterval(delay.secondsDouble)
+                }
+                rows[completion.deliveryID] = row
+                applied += 1
+            }
+            return applied
+        }
+    }
+
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
+        rows.withLock { rows in
+            var released = 0
+            for id in deliveryIDs {
+                guard var row = rows[id], row.leaseToken == leaseToken, !row.pending else { continue }
+                row.pending = true
+                row.leaseToken = nil
+                row.delivery.push.attempt -= 1
+                rows[id] = row
+                released += 1
+            }
+            return released
+        }
+    }
+
+    private static func placeholder(_ id: UUID) -> ClaimedDelivery {
+        let target = PushTarget(deviceID: UUID(), platform: .simulated, token: "")
+        return ClaimedDelivery(id: id, push: Push(notificationID: NotificationID(UUID()), target: target, expiresAt: .distantFuture))
+    }
+}

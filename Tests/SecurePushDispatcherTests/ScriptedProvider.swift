@@ -1,0 +1,37 @@
+import SecurePushCore
+import Synchronization
+
+/// A provider whose answers a test scripts; it counts the sends started and those in flight.
+final class ScriptedProvider: PushProvider {
+    let platform: Platform
+    private let script: @Sendable (Push) async -> PushResult
+    private let counts = Mutex<(started: Int, inFlight: Int, maxInFlight: Int)>((0, 0, 0))
+
+    init(platform: Platform = .simulated, script: @escaping @Sendable (Push) async -> PushResult = { _ in .sent(messageID: nil) }) {
+        self.platform = platform
+        self.script = script
+    }
+
+    var started: Int { counts.withLock { $0.started } }
+    var inFlight: Int { counts.withLock { $0.inFlight } }
+    var maxInFlight: Int { counts.withLock { $0.maxInFlight } }
+
+    func send(_ push: Push) async -> PushResult {
+        counts.withLock {
+            $0.started += 1
+            $0.inFlight += 1
+            $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
+        }
+        defer { counts.withLock { $0.inFlight -= 1 } }
+        return await script(push)
+    }
+
+    /// A send that never answers until it is cancelled (a stalled provider); then it answers `.retry`.
+    static func stalled() -> ScriptedProvider {
+        ScriptedProvider { _ in
+            // Ends only when cancelled: a stalled request, not a timer standing in for a condition.
+            try? await Task.sleep(for: .seconds(3600))
+            return .retry(after: nil, reason: "cancelled at the shutdown deadline")
+        }
+    }
+}

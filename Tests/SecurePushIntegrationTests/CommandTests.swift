@@ -1,0 +1,141 @@
+import Foundation
+import SecurePushTestSupport
+import Testing
+
+/// The `securepush` binary's commands, run as child processes against a test database.
+@Suite("Commands")
+struct CommandTests {
+    struct Run {
+        var status: Int32
+        var output: String
+        var elapsed: Duration
+    }
+
+    /// Runs the binary with `arguments`, bounded by `timeout` (then killed, and the test fails).
+    static func run(_ arguments: [String], environment: [String: String], timeout: Duration = .seconds(60)) async throws -> Run {
+        let process = Process()
+        process.executableURL = try securepushExecutable()
+        process.arguments = arguments
+        var env = ["PATH": "/usr/bin:/bin", "SECUREPUSH_LOG_LEVEL": "info"]
+        env.merge(environment) { $1 }
+        process.environment = env
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-cmd-\(UUID()).log")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        let clock = ContinuousClock()
+        let start = clock.now
+        try process.run()
+        do {
+            try await eventually("securepush \(arguments.joined(separator: " ")) exits", timeout: timeout) { !process.isRunning }
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
+        }
+        process.waitUntilExit()
+        try handle.close()
+        return Run(status: process.terminationStatus, output: try String(contentsOf: output, encoding: .utf8), elapsed: clock.now - start)
+    }
+
+    static func freePort() -> Int { Int.random(in: 20_000...40_000) }
+
+    @Test("serve on an unmigrated database exits non-zero within seconds, says to migrate, and binds no port")
+    func serveUnmigrated() async throws {
+        try await TestDatabase.with { db in
+            try await db.execute("DROP SCHEMA securepush CASCADE")
+            let port = Self.freePort()
+            let run = try await Self.run(
+                ["serve"], environment: ["DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret])
+            #expect(run.status != 0)
+            #expect(run.elapsed < .seconds(15))
+            #expect(run.output.contains("run `securepush migrate`"), "\(run.output)")
+            #expect(!run.output.contains("listening"), "no port was bound: \(run.output)")
+            #expect(!run.output.contains("securepush serving"))
+            // Nothing was claimed or registered either: no service ran.
+            let schema: Bool = try await db.scalar("SELECT to_regnamespace('securepush') IS NOT NULL")
+            #expect(!schema, "serve did not create or migrate anything")
+        }
+    }
+
+    @Test("serve against a database that does not exist exits non-zero within seconds with a clear message")
+    func serveMissingDatabase() async throws {
+        try await TestDatabase.with { db in
+            var url = db.url
+            url.database = "sp_missing_\(UUID().uuidString.prefix(8).lowercased())"
+            let run = try await Self.run(
+                ["serve"], environment: ["DATABASE_URL": url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret])
+            #expect(run.status != 0)
+            #expect(run.elapsed < .seconds(15))
+            #expect(run.output.contains("3D000"), "the SQLSTATE is named: \(run.output)")
+            #expect(run.output.contains("securepush migrate"))
+            #expect(!run.output.contains("listening"))
+        }
+    }
+
+    @Test("serve with no push provider for its dispatcher is a start-up error, not an API that goes down later")
+    func serveWithoutProvider() async throws {
+        try await TestDatabase.with { db in
+            let run = try await Self.run(
+                ["serve"],
+                environment: [
+                    "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
+                    "SECUREPUSH_PROVIDERS": "",
+                ])
+            #expect(run.status != 0)
+            #expect(run.output.contains("SECUREPUSH_PROVIDERS lists no push platform"), "\(run.output)")
+            #expect(!run.output.contains("listening"))
+        }
+    }
+
+    @Test("serve with a provider that cannot start names the setting and binds no port")
+    func serveWithBrokenProvider() async throws {
+        try await TestDatabase.with { db in
+            let run = try await Self.run(
+                ["serve"],
+                environment: [
+                    "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
+                    "SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": "/nonexistent/account.json",
+                ])
+            #expect(run.status != 0)
+            #expect(run.output.contains("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE"), "\(run.output)")
+            #expect(!run.output.contains("listening"))
+        }
+    }
+
+    @Test("migrate applies every file once, then reports the schema up to date; status prints the report")
+    func migrateAndStatus() async throws {
+        try await TestDatabase.with { db in
+            try await db.execute("DROP SCHEMA securepush CASCADE")
+            // Provider settings are not read by migrate or status: an unconfigured APNs must not stop them.
+            let environment = ["DATABASE_URL": db.url.urlString, "SECUREPUSH_PROVIDERS": "apns", "SECUREPUSH_DEFAULT_TTL": "3d"]
+            let first = try await Self.run(["migrate"], environment: environment)
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("securepush: applied 001_core_schema.sql"), "\(first.output)")
+            let second = try await Self.run(["migrate"], environment: environment)
+            #expect(second.status == 0)
+            #expect(second.output.contains("securepush: schema is up to date"), "\(second.output)")
+            let ttl: String = try await db.scalar("SELECT value FROM securepush.settings WHERE key = 'default_ttl'")
+            #expect(ttl == "3 days")
+
+            try await db.insertDevice(user: "cmd", token: "cmd-1")
+            _ = try await db.enqueue(user: "cmd", payload: #"{"secret":"STATUS-PAYLOAD"}"#)
+            let json = try await Self.run(["status", "--json"], environment: environment)
+            #expect(json.status == 0, "\(json.output)")
+            #expect(!json.output.contains("STATUS-PAYLOAD"))
+            let start = try #require(json.output.firstIndex(of: "{"))
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output[start...].utf8)) as? [String: Any])
+            let queue = try #require(report["queue"] as? [String: Any])
+            #expect(queue["pending"] as? Int == 1)
+            let database = try #require(report["database"] as? [String: Any])
+            #expect(database["reachable"] as? Bool == true)
+            #expect((database["migrations_pending"] as? [String])?.isEmpty == true)
+            let table = try await Self.run(["status"], environment: environment)
+            #expect(table.status == 0)
+            #expect(table.output.contains("schema up to date"), "\(table.output)")
+            #expect(table.output.contains("1 pending"))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import SecurePushCore
+import SecurePushTestSupport
+import Testing
+
+/// The SQL side spells platforms and outcomes too: it must list exactly the Swift cases.
+@Suite("One vocabulary in Swift and SQL")
+struct VocabularyTests {
+    /// The quoted words of a CHECK constraint's definition, as PostgreSQL prints it.
+    static func quotedWords(_ text: String) -> Set<String> {
+        var words: Set<String> = []
+        var current: String?
+        for character in text {
+            if character == "'" {
+                if let word = current {
+                    words.insert(word)
+                    current = nil
+                } else {
+                    current = ""
+                }
+            } else if current != nil {
+                current!.append(character)
+            }
+        }
+        return words
+    }
+
+    static func constraint(_ db: TestDatabase, _ name: String) async throws -> Set<String> {
+        let definition: String = try await db.scalar(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = \(name) AND connamespace = 'securepush'::regnamespace")
+        return quotedWords(definition)
+    }
+
+    @Test("devices_platform_valid lists exactly Platform's cases")
+    func platformConstraint() async throws {
+        try await TestDatabase.with { db in
+            let listed = try await Self.constraint(db, "devices_platform_valid")
+            #expect(listed == Set(Platform.allCases.map(\.rawValue)))
+        }
+    }
+
+    @Test("delivery_log_outcome_valid lists exactly the final outcome kinds")
+    func outcomeConstraint() async throws {
+        try await TestDatabase.with { db in
+            let listed = try await Self.constraint(db, "delivery_log_outcome_valid")
+            #expect(listed == Set(DeliveryOutcome.Kind.final.map(\.rawValue)))
+        }
+    }
+
+    @Test("validate_device accepts every Swift platform and names exactly them when refusing one")
+    func validateDevice() async throws {
+        try await TestDatabase.with { db in
+            var refusal = ""
+            do {
+                try await db.execute("SELECT securepush.validate_device('pager', 'x', '{}'::jsonb)")
+            } catch {
+                refusal = String(reflecting: error)
+            }
+            let listed = refusal.components(separatedBy: "platform must be one of ").last?
+                .prefix { $0 != "\"" && $0 != ")" && $0 != "\n" }
+                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+            #expect(Set(listed) == Set(Platform.allCases.map(\.rawValue)), "\(refusal)")
+            for platform in Platform.allCases {
+                do {
+                    try await db.execute("SELECT securepush.validate_device(\(platform.rawValue), 'x', '{}'::jsonb)")
+                } catch {
+                    // Other checks (the token's form) may refuse 'x'; the platform itself must not be the reason.
+                    #expect(!String(reflecting: error).contains("platform must be one of"), "\(platform) refused as a platform")
+                }
+            }
+        }
+    }
+}
