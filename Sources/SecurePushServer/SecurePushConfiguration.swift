@@ -90,7 +90,8 @@ public struct SecurePushConfiguration: Sendable {
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)
         self.dispatcherSynchronousCommit =
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
-        self.providers = try Self.parseProviders(overrides.providers ?? values.string("SECUREPUSH_PROVIDERS") ?? "simulated")
+        // Unset means the simulated platform; set but empty means none (which `serve` refuses for a dispatcher).
+        self.providers = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? "simulated")
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil

@@ -28,7 +28,7 @@ struct APIOperationsTests {
     func unavailable() async throws {
         try await TestDatabase.with { db in
             let logs = CapturedLogs()
-            try await APIHarness.with(db, logs: logs, databaseTimeout: .milliseconds(300)) { api, client in
+            try await APIHarness.with(db, logs: logs, databaseTimeout: .seconds(2)) { api, client in
                 let device = try await registerDevice(client, api, user: "una", token: "una-1")
                 let id = try await db.enqueue(user: "una", payload: #"{"secret":"LOCKED-PAYLOAD"}"#)
                 try await Self.whileLocked(db, "SELECT 1 FROM securepush.notifications WHERE id = '\(id)' FOR UPDATE") {
@@ -36,7 +36,7 @@ struct APIOperationsTests {
                     let start = clock.now
                     let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
                     expectError(response, .serviceUnavailable, "unavailable")
-                    #expect(clock.now - start < .seconds(5), "answered at the deadline, not when the lock goes")
+                    #expect(clock.now - start < .seconds(15), "answered at the deadline, not when the lock goes")
                     #expect(!response.body.text.contains("LOCKED-PAYLOAD"))
                 }
                 // Once the lock is gone the same read works.
@@ -51,7 +51,7 @@ struct APIOperationsTests {
     func unreachableIsLogged() async throws {
         try await TestDatabase.with { db in
             let logs = CapturedLogs()
-            try await APIHarness.with(db, logs: logs, databaseTimeout: .milliseconds(300)) { _, client in
+            try await APIHarness.with(db, logs: logs, databaseTimeout: .seconds(2)) { _, client in
                 #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
                 try await Self.whileLocked(db, "LOCK TABLE securepush.schema_migrations IN ACCESS EXCLUSIVE MODE") {
                     let ready = try await client.execute(uri: "/readyz", method: .get)

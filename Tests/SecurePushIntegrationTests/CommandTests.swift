@@ -117,8 +117,8 @@ struct CommandTests {
             let second = try await Self.run(["migrate"], environment: environment)
             #expect(second.status == 0)
             #expect(second.output.contains("securepush: schema is up to date"), "\(second.output)")
-            let ttl: String = try await db.scalar("SELECT value FROM securepush.settings WHERE key = 'default_ttl'")
-            #expect(ttl == "3 days")
+            let ttl: Bool = try await db.scalar("SELECT value::interval = interval '3 days' FROM securepush.settings WHERE key = 'default_ttl'")
+            #expect(ttl, "migrate wrote SECUREPUSH_DEFAULT_TTL")
 
             try await db.insertDevice(user: "cmd", token: "cmd-1")
             _ = try await db.enqueue(user: "cmd", payload: #"{"secret":"STATUS-PAYLOAD"}"#)

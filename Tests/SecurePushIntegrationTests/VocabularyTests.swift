@@ -50,16 +50,15 @@ struct VocabularyTests {
     @Test("validate_device accepts every Swift platform and names exactly them when refusing one")
     func validateDevice() async throws {
         try await TestDatabase.with { db in
-            var refusal = ""
-            do {
-                try await db.execute("SELECT securepush.validate_device('pager', 'x', '{}'::jsonb)")
-            } catch {
-                refusal = String(reflecting: error)
-            }
-            let listed = refusal.components(separatedBy: "platform must be one of ").last?
-                .prefix { $0 != "\"" && $0 != ")" && $0 != "\n" }
-                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
-            #expect(Set(listed) == Set(Platform.allCases.map(\.rawValue)), "\(refusal)")
+            let source: String = try await db.scalar(
+                "SELECT pg_get_functiondef('securepush.validate_device(text, text, jsonb)'::regprocedure)")
+            // `IF platform IS NULL OR platform NOT IN ('apns', ...) THEN RAISE ... 'platform must be one of apns, ...'`
+            let check = try #require(source.range(of: "platform NOT IN (")).upperBound
+            let list = source[check...].prefix { $0 != ")" }
+            #expect(Self.quotedWords(String(list)) == Set(Platform.allCases.map(\.rawValue)), "\(list)")
+            let message = try #require(source.range(of: "platform must be one of ")).upperBound
+            let named = source[message...].prefix { $0 != "'" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(Set(named) == Set(Platform.allCases.map(\.rawValue)), "the error message names them too")
             for platform in Platform.allCases {
                 do {
                     try await db.execute("SELECT securepush.validate_device(\(platform.rawValue), 'x', '{}'::jsonb)")
