@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 
 /// The body of `POST /v1/devices`: `platform`, `token` and the platform's options, all strings.
 /// A browser's `PushSubscription.toJSON()` (`endpoint` + `keys`) is accepted for Web Push.
@@ -13,9 +14,10 @@ struct DeviceRegistrationInput {
         }
         var fields = object
         guard let platform = fields.removeValue(forKey: "platform") as? String else {
-            throw APIError(.badRequest, code: "invalid_device", message: "\"platform\" is required: apns, fcm, wns, webpush or simulated.")
+            let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
+            throw APIError(.badRequest, code: "invalid_device", message: "\"platform\" is required: one of \(names).")
         }
-        if platform == "webpush", let subscription = fields.removeValue(forKey: "subscription") as? [String: Any] {
+        if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") as? [String: Any] {
             fields["token"] = subscription["endpoint"]
             if let keys = subscription["keys"] as? [String: Any] {
                 fields["p256dh"] = keys["p256dh"]

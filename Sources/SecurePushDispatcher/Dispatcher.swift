@@ -142,7 +142,8 @@ public final class Dispatcher: Service, Sendable {
         var completions: [DeliveryCompletion] = []
         completions.reserveCapacity(batch.deliveries.count + batch.rejected.count)
         for rejected in batch.rejected {
-            logger.error("claimed delivery cannot be pushed; failing it", metadata: ["delivery.id": "\(rejected.id)", "push.reason": "\(rejected.reason)"])
+            logger.error(
+                "claimed delivery cannot be pushed; failing it", metadata: ["delivery.id": "\(rejected.id)", "push.reason": "\(rejected.reason)"])
             completions.append(DeliveryCompletion(deliveryID: rejected.id, outcome: .failed(error: rejected.reason)))
         }
         var toSend: [ClaimedDelivery] = []

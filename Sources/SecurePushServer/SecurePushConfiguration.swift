@@ -91,7 +91,7 @@ public struct SecurePushConfiguration: Sendable {
         self.dispatcherSynchronousCommit =
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
         // Unset means the simulated platform; set but empty means none (which `serve` refuses for a dispatcher).
-        self.providers = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? "simulated")
+        self.providers = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? Platform.simulated.rawValue)
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil

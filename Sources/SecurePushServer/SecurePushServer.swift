@@ -41,7 +41,8 @@ public struct SecurePushServer {
     }
 
     private func run(httpClient: HTTPClient?) async throws {
-        let providers = configuration.role.runsDispatcher ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: logger) : []
+        let providers =
+            configuration.role.runsDispatcher ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: logger) : []
         try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
 
         let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)

@@ -27,23 +27,32 @@ struct DeliveryDecisionTests {
 
     static let rows: [Row] = [
         Row(label: "sent", result: .sent(messageID: "m"), attempt: 1, expiresIn: 3600, expected: .sent(messageID: "m")),
-        Row(label: "first retry: base delay", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 3600,
+        Row(
+            label: "first retry: base delay", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 3600,
             expected: .retry(delay: .seconds(10), error: "503")),
-        Row(label: "second retry: doubled", result: .retry(after: nil, reason: "503"), attempt: 2, expiresIn: 3600,
+        Row(
+            label: "second retry: doubled", result: .retry(after: nil, reason: "503"), attempt: 2, expiresIn: 3600,
             expected: .retry(delay: .seconds(20), error: "503")),
-        Row(label: "Retry-After above the backoff is a floor", result: .retry(after: .seconds(60), reason: "429"), attempt: 1,
+        Row(
+            label: "Retry-After above the backoff is a floor", result: .retry(after: .seconds(60), reason: "429"), attempt: 1,
             expiresIn: 3600, expected: .retry(delay: .seconds(60), error: "429")),
-        Row(label: "Retry-After below the backoff is ignored", result: .retry(after: .seconds(1), reason: "429"), attempt: 2,
+        Row(
+            label: "Retry-After below the backoff is ignored", result: .retry(after: .seconds(1), reason: "429"), attempt: 2,
             expiresIn: 3600, expected: .retry(delay: .seconds(20), error: "429")),
-        Row(label: "last attempt: fails with the last reason", result: .retry(after: nil, reason: "503"), attempt: 3, expiresIn: 3600,
+        Row(
+            label: "last attempt: fails with the last reason", result: .retry(after: nil, reason: "503"), attempt: 3, expiresIn: 3600,
             expected: .failed(error: "retries exhausted after 3 attempts: 503")),
-        Row(label: "retry at expiry: expires now", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 10,
+        Row(
+            label: "retry at expiry: expires now", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 10,
             expected: .expired),
-        Row(label: "retry just before expiry", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 11,
+        Row(
+            label: "retry just before expiry", result: .retry(after: nil, reason: "503"), attempt: 1, expiresIn: 11,
             expected: .retry(delay: .seconds(10), error: "503")),
-        Row(label: "dead token", result: .tokenInvalid(reason: "APNs 410 Unregistered"), attempt: 1, expiresIn: 3600,
+        Row(
+            label: "dead token", result: .tokenInvalid(reason: "APNs 410 Unregistered"), attempt: 1, expiresIn: 3600,
             expected: .tokenInvalid(error: "APNs 410 Unregistered")),
-        Row(label: "permanent failure", result: .failed(reason: "APNs 400 BadTopic"), attempt: 1, expiresIn: 3600,
+        Row(
+            label: "permanent failure", result: .failed(reason: "APNs 400 BadTopic"), attempt: 1, expiresIn: 3600,
             expected: .failed(error: "APNs 400 BadTopic")),
     ]
 

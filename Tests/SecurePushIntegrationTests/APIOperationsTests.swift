@@ -63,7 +63,10 @@ struct APIOperationsTests {
                 }
             }
             let lines = logs.all
-            #expect(lines.contains { $0.contains("readiness check: the database is unreachable") && $0.contains("db.code") && $0.contains("deadline exceeded") })
+            #expect(
+                lines.contains {
+                    $0.contains("readiness check: the database is unreachable") && $0.contains("db.code") && $0.contains("deadline exceeded")
+                })
             #expect(lines.contains { $0.contains("status report: the database is unreachable") && $0.contains("db.code") })
         }
     }

@@ -40,15 +40,19 @@ struct CommandTests {
         return Run(status: process.terminationStatus, output: try String(contentsOf: output, encoding: .utf8), elapsed: clock.now - start)
     }
 
-    static func freePort() -> Int { Int.random(in: 20_000...40_000) }
+    /// `securepush serve` against `url` with a user-token secret and a port no test listens on, plus `extra`.
+    static func serve(_ url: String, _ extra: [String: String] = [:]) async throws -> Run {
+        let environment = [
+            "DATABASE_URL": url, "SECUREPUSH_PORT": "\(Int.random(in: 20_000...40_000))", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
+        ]
+        return try await run(["serve"], environment: environment.merging(extra) { $1 })
+    }
 
     @Test("serve on an unmigrated database exits non-zero within seconds, says to migrate, and binds no port")
     func serveUnmigrated() async throws {
         try await TestDatabase.with { db in
             try await db.execute("DROP SCHEMA securepush CASCADE")
-            let port = Self.freePort()
-            let run = try await Self.run(
-                ["serve"], environment: ["DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret])
+            let run = try await Self.serve(db.url.urlString)
             #expect(run.status != 0)
             #expect(run.elapsed < .seconds(15))
             #expect(run.output.contains("run `securepush migrate`"), "\(run.output)")
@@ -65,8 +69,7 @@ struct CommandTests {
         try await TestDatabase.with { db in
             var url = db.url
             url.database = "sp_missing_\(UUID().uuidString.prefix(8).lowercased())"
-            let run = try await Self.run(
-                ["serve"], environment: ["DATABASE_URL": url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret])
+            let run = try await Self.serve(url.urlString)
             #expect(run.status != 0)
             #expect(run.elapsed < .seconds(15))
             #expect(run.output.contains("3D000"), "the SQLSTATE is named: \(run.output)")
@@ -78,12 +81,7 @@ struct CommandTests {
     @Test("serve with no push provider for its dispatcher is a start-up error, not an API that goes down later")
     func serveWithoutProvider() async throws {
         try await TestDatabase.with { db in
-            let run = try await Self.run(
-                ["serve"],
-                environment: [
-                    "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
-                    "SECUREPUSH_PROVIDERS": "",
-                ])
+            let run = try await Self.serve(db.url.urlString, ["SECUREPUSH_PROVIDERS": ""])
             #expect(run.status != 0)
             #expect(run.output.contains("SECUREPUSH_PROVIDERS lists no push platform"), "\(run.output)")
             #expect(!run.output.contains("listening"))
@@ -93,12 +91,8 @@ struct CommandTests {
     @Test("serve with a provider that cannot start names the setting and binds no port")
     func serveWithBrokenProvider() async throws {
         try await TestDatabase.with { db in
-            let run = try await Self.run(
-                ["serve"],
-                environment: [
-                    "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(Self.freePort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
-                    "SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": "/nonexistent/account.json",
-                ])
+            let run = try await Self.serve(
+                db.url.urlString, ["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": "/nonexistent/account.json"])
             #expect(run.status != 0)
             #expect(run.output.contains("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE"), "\(run.output)")
             #expect(!run.output.contains("listening"))

@@ -153,8 +153,9 @@ struct PlatformDispatchTests {
                     devices.append((device, expected, label))
                 }
                 let rowsToCheck = devices
-                try await withPlatformDispatcher(db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path))
-                {
+                try await withPlatformDispatcher(
+                    db, platforms: "webpush", settings: FakeCredentials.environment(webPush: fake, vapidKeyFile: vapid.path)
+                ) {
                     _ in
                     try await expectOutcomes(db, rowsToCheck)
                 }
