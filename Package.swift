@@ -217,6 +217,12 @@ let package = Package(
             dependencies: ["SecurePushCore"],
             swiftSettings: swiftSettings
         ),
+        // Store tests that need no database (the migration manifest).
+        .testTarget(
+            name: "SecurePushStoreTests",
+            dependencies: ["SecurePushStore", "SecurePushCore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
