@@ -148,4 +148,3 @@ enum SchemaSnapshot {
         return lines.sorted()
     }
 }
-
