@@ -12,7 +12,10 @@ struct TokenRenewalTests {
         let issued = Mutex(0)
 
         func token() -> String {
-            let next = issued.withLock { $0 += 1; return $0 }
+            let next = issued.withLock { count in
+                count += 1
+                return count
+            }
             events.withLock { $0.append("token t\(next)") }
             return "t\(next)"
         }
@@ -27,7 +30,9 @@ struct TokenRenewalTests {
         let script = Script()
         let result = await TokenRenewal.send(
             token: { script.token() },
-            attempt: { token in script.record("send \(token)"); return .result(.sent(messageID: "m")) },
+            attempt: { token in
+                script.record("send \(token)"); return .result(.sent(messageID: "m"))
+            },
             invalidate: { script.record("invalidate \($0)") },
             stillRefused: Self.stillRefused,
             renewing: { script.record("renewing") })
@@ -56,7 +61,9 @@ struct TokenRenewalTests {
         let script = Script()
         let result = await TokenRenewal.send(
             token: { script.token() },
-            attempt: { token in script.record("send \(token)"); return .renewTokenAndRetry },
+            attempt: { token in
+                script.record("send \(token)"); return .renewTokenAndRetry
+            },
             invalidate: { script.record("invalidate \($0)") },
             stillRefused: Self.stillRefused,
             renewing: { script.record("renewing") })
@@ -69,7 +76,9 @@ struct TokenRenewalTests {
         let script = Script()
         let result = await TokenRenewal.send(
             token: { () throws(TokenUnavailable) -> String in throw TokenUnavailable(result: .failed(reason: "refused")) },
-            attempt: { token in script.record("send \(token)"); return .result(.sent(messageID: nil)) },
+            attempt: { token in
+                script.record("send \(token)"); return .result(.sent(messageID: nil))
+            },
             invalidate: { script.record("invalidate \($0)") },
             stillRefused: Self.stillRefused)
         #expect(result == .failed(reason: "refused"))
