@@ -159,6 +159,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/SecurePushTestSupport",
@@ -215,6 +216,12 @@ let package = Package(
         .testTarget(
             name: "SecurePushCoreTests",
             dependencies: ["SecurePushCore"],
+            swiftSettings: swiftSettings
+        ),
+        // Store tests that need no database (the migration manifest).
+        .testTarget(
+            name: "SecurePushStoreTests",
+            dependencies: ["SecurePushStore", "SecurePushCore"],
             swiftSettings: swiftSettings
         ),
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.

@@ -52,4 +52,99 @@ struct MigrationTests {
             }
         }
     }
+
+    @Test("an empty database migrated one file at a time ends with the schema of one migrated in one go")
+    func stepByStepFromEmpty() async throws {
+        let all = try Migration.bundled()
+        let full = Migrator(migrations: all)
+        let stepwise = try await TestDatabase.withEmpty { db in
+            #expect(try await full.pending(client: db.client, logger: db.logger) == all.map(\.name))
+            for k in 1...all.count {
+                let applied = try await Migrator(migrations: Array(all.prefix(k))).migrate(client: db.client, logger: db.logger)
+                #expect(applied == [all[k - 1].name], "step \(k) applies exactly its own file")
+                let recorded = try await db.client.query(
+                    "SELECT version, name, checksum FROM securepush.schema_migrations ORDER BY version", logger: db.logger
+                ).collect().map { try $0.decode((Int, String, String).self) }
+                #expect(recorded.map(\.0) == all.prefix(k).map(\.version), "step \(k): applied versions")
+                #expect(recorded.map(\.1) == all.prefix(k).map(\.name))
+                #expect(recorded.map(\.2) == all.prefix(k).map(\.checksum))
+                #expect(try await full.pending(client: db.client, logger: db.logger) == all.dropFirst(k).map(\.name), "step \(k): pending")
+            }
+            return try await SchemaSnapshot.take(db)
+        }
+        let oneGo = try await TestDatabase.withEmpty { db in
+            #expect(try await full.migrate(client: db.client, logger: db.logger) == all.map(\.name))
+            #expect(try await full.pending(client: db.client, logger: db.logger).isEmpty)
+            return try await SchemaSnapshot.take(db)
+        }
+        #expect(stepwise.contains { $0.hasPrefix("function ") } && stepwise.contains { $0.hasPrefix("trigger ") }, "the snapshot sees the schema")
+        let onlyStepwise = stepwise.filter { !oneGo.contains($0) }
+        let onlyOneGo = oneGo.filter { !stepwise.contains($0) }
+        #expect(onlyStepwise.isEmpty && onlyOneGo.isEmpty, "only step by step: \(onlyStepwise)\nonly in one go: \(onlyOneGo)")
+        #expect(stepwise == oneGo)
+    }
+}
+
+/// The parts of a database's schema a migration defines, one sorted line each: relations, columns
+/// (type, nullability, default, identity, generation), constraints, indexes, functions, triggers and
+/// extensions. Objects of extensions and the system schemas are left out.
+enum SchemaSnapshot {
+    static let userSchemas = """
+        n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'
+        """
+    static func notExtensionMember(_ oid: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.objid = \(oid) AND e.deptype = 'e')"
+    }
+
+    static let queries: [String] = [
+        """
+        SELECT format('relation %I.%I kind %s', n.nspname, c.relname, c.relkind)
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE \(userSchemas) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+          AND \(notExtensionMember("c.oid"))
+        """,
+        """
+        SELECT format('column %I.%I.%I %s null=%s default=%s identity=%s generated=%s', n.nspname, c.relname, a.attname,
+                      format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), '-'),
+                      a.attidentity, a.attgenerated)
+        FROM pg_attribute a
+        JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE \(userSchemas) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND a.attnum > 0 AND NOT a.attisdropped
+          AND \(notExtensionMember("c.oid"))
+        """,
+        """
+        SELECT format('constraint %I.%s %I %s', n.nspname, coalesce(c.conrelid::regclass::text, '-'), c.conname, pg_get_constraintdef(c.oid))
+        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE \(userSchemas)
+        """,
+        """
+        SELECT format('index %s', pg_get_indexdef(i.indexrelid))
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE \(userSchemas) AND \(notExtensionMember("i.indrelid"))
+        """,
+        """
+        SELECT format('function %s %s', p.oid::regprocedure, pg_get_functiondef(p.oid))
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE \(userSchemas) AND p.prokind IN ('f', 'p')
+          AND \(notExtensionMember("p.oid"))
+        """,
+        """
+        SELECT format('trigger %s %s', t.tgrelid::regclass, pg_get_triggerdef(t.oid))
+        FROM pg_trigger t WHERE NOT t.tgisinternal
+        """,
+        """
+        SELECT format('extension %I %s in %I', e.extname, e.extversion, n.nspname)
+        FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        """,
+    ]
+
+    static func take(_ db: TestDatabase) async throws -> [String] {
+        var lines: [String] = []
+        for query in queries {
+            let rows = try await db.client.query(PostgresQuery(unsafeSQL: query), logger: db.logger).collect()
+            lines += try rows.map { try $0.decode(String.self) }
+        }
+        return lines.sorted()
+    }
 }

@@ -60,19 +60,29 @@ enum PythonTools {
     /// cross-checks instead of skipping them.
     static let required = ProcessInfo.processInfo.environment["SECUREPUSH_REQUIRE_CROSS_CHECKS"] == "1"
 
+    /// The interpreter: `SECUREPUSH_PYTHON` (ops/test sets it), else the repository's `.venv` that
+    /// ops/python-tools makes, else `python3` on the PATH.
+    static let interpreter: (program: String, arguments: [String]) = {
+        if let path = ProcessInfo.processInfo.environment["SECUREPUSH_PYTHON"], !path.isEmpty { return (path, []) }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let venv = repository.appendingPathComponent(".venv/bin/python3").path
+        if FileManager.default.isExecutableFile(atPath: venv) { return (venv, []) }
+        return ("/usr/bin/env", ["python3"])
+    }()
+
     static let available: Bool = {
-        required || (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import jwt, http_ece, cryptography"]).status) == 0
+        required || (try? Shell.capture(interpreter.program, interpreter.arguments + ["-c", "import jwt, http_ece, cryptography"]).status) == 0
     }()
 
     static let aioapnsAvailable: Bool = {
         guard available else { return false }
         if required { return true }
-        return (try? Shell.capture("/usr/bin/env", ["python3", "-c", "import aioapns"]).status) == 0
+        return (try? Shell.capture(interpreter.program, interpreter.arguments + ["-c", "import aioapns"]).status) == 0
     }()
 
     /// Runs a Python script and returns its stdout; throws with stderr on failure.
     static func run(_ script: String, _ arguments: [String] = []) throws -> String {
-        try Shell.run("/usr/bin/env", ["python3", "-c", script] + arguments).stdout
+        try Shell.run(interpreter.program, interpreter.arguments + ["-c", script] + arguments).stdout
     }
 }
 

@@ -19,9 +19,18 @@ public struct TestDatabase: Sendable {
 
     /// Creates a fresh migrated database, runs `body`, and drops the database.
     public static func with<T: Sendable>(_ body: @Sendable (TestDatabase) async throws -> T) async throws -> T {
+        try await with(empty: false, body)
+    }
+
+    /// Creates an empty database (a copy of `template0`: no schema, nothing migrated), runs `body`, and drops the database.
+    public static func withEmpty<T: Sendable>(_ body: @Sendable (TestDatabase) async throws -> T) async throws -> T {
+        try await with(empty: true, body)
+    }
+
+    private static func with<T: Sendable>(empty: Bool, _ body: @Sendable (TestDatabase) async throws -> T) async throws -> T {
         let url: DatabaseURL
         do {
-            url = try await TemplateDatabase.shared.createDatabase()
+            url = try await TemplateDatabase.shared.createDatabase(empty: empty)
         } catch let error as PSQLError {
             throw TestFailure("creating the test database failed: \(String(reflecting: error))")
         }

@@ -15,8 +15,7 @@ public struct APNsProvider: PushProvider {
     public let platform: Platform = .apns
 
     let configuration: APNsConfiguration
-    let httpClient: HTTPClient
-    let logger: Logger
+    let transport: ProviderTransport
     let tokens: APNsTokenCache
     let appsByTopic: [String: APNsConfiguration.App]
     let tlsByTeam: [String: TLSConfiguration]
@@ -25,8 +24,8 @@ public struct APNsProvider: PushProvider {
     public init(configuration: APNsConfiguration, httpClient: HTTPClient, logger: Logger) throws {
         guard !configuration.apps.isEmpty else { throw APNsProviderError("APNs needs at least one app (topic, team id, key id, key)") }
         self.configuration = configuration
-        self.httpClient = httpClient
-        self.logger = logger
+        // No transport-wide TLS: each request carries its team's (see `tlsByTeam`).
+        self.transport = ProviderTransport(httpClient: httpClient, tls: nil, timeout: configuration.requestTimeout, logger: logger)
         self.tokens = APNsTokenCache(lifetime: configuration.tokenLifetime)
         var apps: [String: APNsConfiguration.App] = [:]
         var tls: [String: TLSConfiguration] = [:]
@@ -45,10 +44,7 @@ public struct APNsProvider: PushProvider {
     }
 
     public func send(_ push: Push) async -> PushResult {
-        var logger = logger
-        logger[metadataKey: "push.notification_id"] = "\(push.notificationID)"
-        logger[metadataKey: "push.platform"] = "apns"
-
+        let logger = transport.logger(for: push, platform: platform)
         guard Self.isHexToken(push.target.token) else {
             return .tokenInvalid(reason: "APNs device token is not hexadecimal")
         }
@@ -67,54 +63,38 @@ public struct APNsProvider: PushProvider {
             return .failed(reason: "APNs device has an unknown environment")
         }
 
-        var renewed = false
-        while true {
-            let jwt: String
-            do {
-                jwt = try tokens.token(for: app)
-            } catch {
-                logger.error("APNs provider token could not be signed")
-                return .failed(reason: "APNs provider token could not be signed")
-            }
-            let verdict = await execute(wire, baseURL: baseURL, app: app, jwt: jwt, logger: logger)
-            switch verdict {
-            case .result(let result):
-                return result
-            case .renewTokenAndRetry:
-                tokens.invalidate(jwt, for: app)
-                if renewed {
-                    return .retry(after: nil, reason: "APNs 403 ExpiredProviderToken")
+        return await TokenRenewal.send(
+            token: { () throws(TokenUnavailable) -> String in
+                do {
+                    return try tokens.token(for: app)
+                } catch {
+                    logger.error("APNs provider token could not be signed")
+                    throw TokenUnavailable(result: .failed(reason: "APNs provider token could not be signed"))
                 }
-                logger.notice("APNs rejected the provider token as expired; renewing it")
-                renewed = true
-            }
-        }
+            },
+            attempt: { jwt in await execute(wire, baseURL: baseURL, app: app, jwt: jwt, logger: logger) },
+            invalidate: { tokens.invalidate($0, for: app) },
+            stillRefused: .retry(after: nil, reason: "APNs 403 ExpiredProviderToken"),
+            renewing: { logger.notice("APNs rejected the provider token as expired; renewing it") }
+        )
     }
 
-    func execute(_ wire: WireRequest, baseURL: String, app: APNsConfiguration.App, jwt: String, logger: Logger) async
-        -> APNsResponseClassifier.Verdict
-    {
-        var request = HTTPClientRequest(url: baseURL + wire.path)
-        request.method = .POST
-        request.tlsConfiguration = tlsByTeam[app.teamID]
-        request.headers.add(name: "authorization", value: "bearer \(jwt)")
+    func execute(_ wire: WireRequest, baseURL: String, app: APNsConfiguration.App, jwt: String, logger: Logger) async -> ProviderVerdict {
+        var headers: HTTPHeaders = ["authorization": "bearer \(jwt)"]
         for header in wire.headers {
-            request.headers.add(name: header.name, value: header.value)
+            headers.add(name: header.name, value: header.value)
         }
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: wire.body))
+        headers.add(name: "content-type", value: "application/json")
         do {
-            let response = try await httpClient.execute(request, timeout: configuration.requestTimeout.timeAmount, logger: logger)
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            let status = Int(response.status.code)
-            let reason = status == 200 ? nil : Self.reason(in: body)
+            let response = try await transport.post(
+                baseURL + wire.path, headers: headers, body: ByteBuffer(bytes: wire.body), tls: tlsByTeam[app.teamID], logger: logger)
             let verdict = APNsResponseClassifier.classify(
-                status: status,
-                reason: reason,
-                retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after")),
+                status: response.status,
+                reason: response.status == 200 ? nil : Self.reason(in: response.body),
+                retryAfter: response.retryAfter,
                 apnsID: response.headers.first(name: "apns-id")
             )
-            if case .result(.failed(let text)) = verdict, APNsResponseClassifier.isConfigurationProblem(status: status) {
+            if case .result(.failed(let text)) = verdict, APNsResponseClassifier.isConfigurationProblem(status: response.status) {
                 logger.error("APNs rejected a push; fix the configuration or the request", metadata: ["push.reason": "\(text)"])
             }
             return verdict
@@ -123,8 +103,6 @@ public struct APNsProvider: PushProvider {
             return .result(TransportFailure.result(error, platform: "APNs"))
         }
     }
-
-    public func shutdown() async {}
 
     static func reason(in body: ByteBuffer) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else { return nil }

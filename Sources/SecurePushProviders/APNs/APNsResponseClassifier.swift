@@ -3,19 +3,13 @@ import SecurePushCore
 /// Maps an APNs answer (status, `reason`, `Retry-After`) onto a `PushResult`, following Apple's
 /// error table. `ExpiredProviderToken` is reported separately: the provider renews its JWT and retries.
 enum APNsResponseClassifier {
-    /// What the provider should do with an answer.
-    enum Verdict: Equatable {
-        case result(PushResult)
-        case renewTokenAndRetry
-    }
-
     /// 400 reasons that are our bug or configuration: permanent, never retried.
     static let permanentBadRequestReasons: Set<String> = [
         "BadCollapseId", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic", "DuplicateHeaders",
         "InvalidPushType", "MissingDeviceToken", "MissingTopic", "PayloadEmpty", "TopicDisallowed",
     ]
 
-    static func classify(status: Int, reason: String?, retryAfter: Duration?, apnsID: String?) -> Verdict {
+    static func classify(status: Int, reason: String?, retryAfter: Duration?, apnsID: String?) -> ProviderVerdict {
         let reason = reason ?? "Unknown"
         let label = "APNs \(status) \(reason)"
         switch status {

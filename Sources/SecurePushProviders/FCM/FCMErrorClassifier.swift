@@ -2,13 +2,9 @@ import Foundation
 import SecurePushCore
 
 /// Classifies FCM HTTP v1 errors on `details[].errorCode` (not on `status`), per Google's table.
+/// A 401 without an errorCode is reported separately: the provider renews its access token and retries.
 enum FCMErrorClassifier {
-    enum Verdict: Equatable {
-        case result(PushResult)
-        case renewTokenAndRetry
-    }
-
-    static func classify(status: Int, body: Data, retryAfter: Duration?, quotaBackoff: Duration) -> Verdict {
+    static func classify(status: Int, body: Data, retryAfter: Duration?, quotaBackoff: Duration) -> ProviderVerdict {
         let error = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? [String: Any]
         let details = error?["details"] as? [[String: Any]] ?? []
         let errorCode = details.lazy.compactMap { $0["errorCode"] as? String }.first

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOSSL
 import SecurePushCore
 
 /// Sends data-only, id-only messages through FCM HTTP v1 with a cached OAuth access token.
@@ -10,21 +9,17 @@ public struct FCMProvider: PushProvider {
     public let platform: Platform = .fcm
 
     let configuration: FCMConfiguration
-    let httpClient: HTTPClient
-    let logger: Logger
-    let tls: TLSConfiguration
+    let transport: ProviderTransport
     let tokens: OAuthTokenSource
 
     /// Creates a provider. Throws when the CA file cannot be read.
     public init(configuration: FCMConfiguration, httpClient: HTTPClient, logger: Logger) throws {
         self.configuration = configuration
-        self.httpClient = httpClient
-        self.logger = logger
-        self.tls = try ClientTLS.configuration(caFile: configuration.caFile)
+        self.transport = try ProviderTransport(
+            httpClient: httpClient, caFile: configuration.caFile, timeout: configuration.requestTimeout, logger: logger)
         let account = configuration.serviceAccount
         self.tokens = OAuthTokenSource(
-            url: account.tokenURI, label: "FCM", httpClient: httpClient, tls: tls,
-            timeout: configuration.requestTimeout, renewalMargin: configuration.tokenRenewalMargin
+            url: account.tokenURI, label: "FCM", transport: transport, renewalMargin: configuration.tokenRenewalMargin
         ) {
             let now = Int(Date().timeIntervalSince1970)
             var header = ["alg": "RS256", "typ": "JWT"]
@@ -58,55 +53,40 @@ public struct FCMProvider: PushProvider {
     }
 
     public func send(_ push: Push) async -> PushResult {
-        var logger = logger
-        logger[metadataKey: "push.notification_id"] = "\(push.notificationID)"
-        logger[metadataKey: "push.platform"] = "fcm"
+        let logger = transport.logger(for: push, platform: platform)
         guard !push.target.token.isEmpty else { return .tokenInvalid(reason: "FCM registration token is empty") }
-        let body = Self.messageBody(for: push)
-        var renewed = false
-        while true {
-            let accessToken: String
-            do {
-                accessToken = try await tokens.token()
-            } catch let error as OAuthTokenError where error.status == 400 || error.status == 401 {
-                logger.error("FCM access token refused; check the service account", metadata: ["push.reason": "\(error.message)"])
-                return .failed(reason: error.message)
-            } catch let error as OAuthTokenError {
-                return .retry(after: nil, reason: error.message)
-            } catch {
-                return TransportFailure.result(error, platform: "FCM token endpoint")
-            }
-            var request = HTTPClientRequest(url: "\(configuration.baseURL)/v1/projects/\(configuration.serviceAccount.projectID)/messages:send")
-            request.method = .POST
-            request.tlsConfiguration = tls
-            request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
-            request.headers.add(name: "content-type", value: "application/json; charset=utf-8")
-            request.body = .bytes(ByteBuffer(bytes: body))
-            let verdict: FCMErrorClassifier.Verdict
-            do {
-                let response = try await httpClient.execute(request, timeout: configuration.requestTimeout.timeAmount, logger: logger)
-                let responseBody = Data(try await response.body.collect(upTo: 256 * 1024).readableBytesView)
-                if response.status.code == 200 {
-                    let name = (try? JSONSerialization.jsonObject(with: responseBody) as? [String: Any])?["name"] as? String
-                    return .sent(messageID: name)
-                }
-                verdict = FCMErrorClassifier.classify(
-                    status: Int(response.status.code), body: responseBody,
-                    retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after")), quotaBackoff: configuration.quotaBackoff)
-            } catch {
-                return TransportFailure.result(error, platform: "FCM")
-            }
-            switch verdict {
-            case .result(let result):
-                if case .failed(let reason) = result {
-                    logger.error("FCM rejected a push; fix the configuration or the request", metadata: ["push.reason": "\(reason)"])
-                }
-                return result
-            case .renewTokenAndRetry:
-                await tokens.invalidate(accessToken)
-                if renewed { return .retry(after: nil, reason: "FCM 401 UNAUTHENTICATED") }
-                renewed = true
-            }
+        let body = ByteBuffer(bytes: Self.messageBody(for: push))
+        return await TokenRenewal.send(
+            token: { () async throws(TokenUnavailable) -> String in
+                try await tokens.tokenForSend(refused: 400...401, refusal: "FCM access token refused; check the service account", logger: logger)
+            },
+            attempt: { accessToken in await deliver(body, accessToken: accessToken, logger: logger) },
+            invalidate: { await tokens.invalidate($0) },
+            stillRefused: .retry(after: nil, reason: "FCM 401 UNAUTHENTICATED")
+        )
+    }
+
+    /// One `messages:send` call; the answer classified.
+    func deliver(_ body: ByteBuffer, accessToken: String, logger: Logger) async -> ProviderVerdict {
+        let response: ProviderResponse
+        do {
+            response = try await transport.post(
+                "\(configuration.baseURL)/v1/projects/\(configuration.serviceAccount.projectID)/messages:send",
+                headers: ["authorization": "Bearer \(accessToken)", "content-type": "application/json; charset=utf-8"],
+                body: body, bodyLimit: 256 * 1024, logger: logger)
+        } catch {
+            return .result(TransportFailure.result(error, platform: "FCM"))
         }
+        let responseBody = Data(response.body.readableBytesView)
+        if response.status == 200 {
+            let name = (try? JSONSerialization.jsonObject(with: responseBody) as? [String: Any])?["name"] as? String
+            return .result(.sent(messageID: name))
+        }
+        let verdict = FCMErrorClassifier.classify(
+            status: response.status, body: responseBody, retryAfter: response.retryAfter, quotaBackoff: configuration.quotaBackoff)
+        if case .result(.failed(let reason)) = verdict {
+            logger.error("FCM rejected a push; fix the configuration or the request", metadata: ["push.reason": "\(reason)"])
+        }
+        return verdict
     }
 }

@@ -5,8 +5,18 @@ import _CryptoExtras
 
 /// Signs compact JWS tokens (JWTs) the way APNs, Google OAuth and VAPID expect them.
 ///
-/// Hand-rolled rather than generic so the exact header and claim layout is visible: APNs wants only
-/// `alg` and `kid` in the header and `iat` as a number.
+/// Why not jwt-kit (already a dependency: the API verifies user tokens with it)? Checked against jwt-kit 5.8:
+/// - Its only public signing path is `JWTKeyCollection.sign(_:kid:header:)`, an `async` method of an
+///   actor; the signers behind it (`ECDSASigner`, `RSASigner`) are internal. `APNsTokenCache` and
+///   `VAPIDTokenCache` sign synchronously inside a `Mutex` so concurrent sends share one token, and
+///   cannot await in there.
+/// - `JWTSerializer.makeHeader(from:key:)` always sets `typ: "JWT"` when the header has none, and it is
+///   a protocol extension method, so a custom serializer cannot drop it. Apple documents the APNs
+///   provider token header as exactly `{"alg": "ES256", "kid": <key id>}`, and
+///   `CrossCheckTests.apnsJWTWithPyJWT` checks exactly those two keys with pyjwt.
+/// Moving only the FCM grant (RS256) to jwt-kit would leave two signers for one job. What is left here
+/// is small: JSON with sorted keys, base64url, and swift-crypto's signature (ES256 as raw r||s, RS256
+/// as PKCS#1 v1.5), all verified by pyjwt in the cross-checks. `iat`/`exp` are integers.
 package enum CompactJWT {
     /// Signs with ES256 (P-256, raw r||s signature as RFC 7518 requires).
     package static func es256(header: [String: String], claims: [String: any Sendable], key: P256.Signing.PrivateKey) throws -> String {

@@ -1,7 +1,7 @@
-import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
-import NIOSSL
+import SecurePushCore
 
 /// An OAuth 2 access token fetched with a form POST, cached until shortly before it expires and
 /// shared by all sends: concurrent callers wait for one in-flight request (single flight).
@@ -11,9 +11,7 @@ package actor OAuthTokenSource {
 
     private let url: String
     private let form: FormBuilder
-    private let httpClient: HTTPClient
-    private let tls: TLSConfiguration?
-    private let timeout: Duration
+    private let transport: ProviderTransport
     private let renewalMargin: TimeInterval
     private let label: String
     private var cached: (token: String, expiresAt: Date)?
@@ -21,15 +19,11 @@ package actor OAuthTokenSource {
     /// How many tokens have been fetched (for tests and metrics).
     package private(set) var fetches = 0
 
-    package init(
-        url: String, label: String, httpClient: HTTPClient, tls: TLSConfiguration?, timeout: Duration, renewalMargin: Duration,
-        form: @escaping FormBuilder
-    ) {
+    /// Creates a source that posts `form()` to `url` through `transport` (its TLS and deadline).
+    init(url: String, label: String, transport: ProviderTransport, renewalMargin: Duration, form: @escaping FormBuilder) {
         self.url = url
         self.label = label
-        self.httpClient = httpClient
-        self.tls = tls
-        self.timeout = timeout
+        self.transport = transport
         self.renewalMargin = Double(renewalMargin.components.seconds)
         self.form = form
     }
@@ -57,18 +51,13 @@ package actor OAuthTokenSource {
 
     private func fetch() async throws -> (token: String, expiresAt: Date) {
         fetches += 1
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.tlsConfiguration = tls
-        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "accept", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: try form()))
-        let response = try await httpClient.execute(request, timeout: timeout.timeAmount)
-        let body = try await response.body.collect(upTo: 256 * 1024)
-        guard response.status.code == 200 else {
-            throw OAuthTokenError(message: "\(label) token endpoint answered \(response.status.code)", status: Int(response.status.code))
+        let response = try await transport.post(
+            url, headers: ["content-type": "application/x-www-form-urlencoded", "accept": "application/json"],
+            body: ByteBuffer(string: try form()), bodyLimit: 256 * 1024, logger: nil)
+        guard response.status == 200 else {
+            throw OAuthTokenError(message: "\(label) token endpoint answered \(response.status)", status: response.status)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any],
             let token = object["access_token"] as? String, !token.isEmpty
         else {
             throw OAuthTokenError(message: "\(label) token endpoint answered without access_token", status: 200)
@@ -85,6 +74,24 @@ package actor OAuthTokenSource {
             (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
                 + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
         }.joined(separator: "&")
+    }
+}
+
+extension OAuthTokenSource {
+    /// A token for one send, or the push's result when none can be had: an endpoint answer in
+    /// `refused` (wrong credentials) fails permanently and is logged as `refusal` at error level,
+    /// any other answer or transport error is a retry.
+    func tokenForSend(refused: ClosedRange<Int>, refusal: Logger.Message, logger: Logger) async throws(TokenUnavailable) -> String {
+        do {
+            return try await token()
+        } catch let error as OAuthTokenError where refused.contains(error.status) {
+            logger.error(refusal, metadata: ["push.reason": "\(error.message)"])
+            throw TokenUnavailable(result: .failed(reason: error.message))
+        } catch let error as OAuthTokenError {
+            throw TokenUnavailable(result: .retry(after: nil, reason: error.message))
+        } catch {
+            throw TokenUnavailable(result: TransportFailure.result(error, platform: "\(label) token endpoint"))
+        }
     }
 }
 

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOSSL
+import NIOHTTP1
 import SecurePushCore
 
 /// Sends an encrypted `{"secureId": "<id>"}` to a Web Push subscription (RFC 8030/8291/8292).
@@ -13,17 +13,14 @@ public struct WebPushProvider: PushProvider {
     public let platform: Platform = .webpush
 
     let configuration: WebPushConfiguration
-    let httpClient: HTTPClient
-    let logger: Logger
-    let tls: TLSConfiguration
+    let transport: ProviderTransport
     let vapid: VAPIDTokenCache
 
     /// Creates a provider. Throws when the CA file cannot be read.
     public init(configuration: WebPushConfiguration, httpClient: HTTPClient, logger: Logger) throws {
         self.configuration = configuration
-        self.httpClient = httpClient
-        self.logger = logger
-        self.tls = try ClientTLS.configuration(caFile: configuration.caFile)
+        self.transport = try ProviderTransport(
+            httpClient: httpClient, caFile: configuration.caFile, timeout: configuration.requestTimeout, logger: logger)
         self.vapid = VAPIDTokenCache(key: configuration.vapidKey, subject: configuration.subject, lifetime: configuration.vapidLifetime)
     }
 
@@ -33,9 +30,7 @@ public struct WebPushProvider: PushProvider {
     }
 
     public func send(_ push: Push) async -> PushResult {
-        var logger = logger
-        logger[metadataKey: "push.notification_id"] = "\(push.notificationID)"
-        logger[metadataKey: "push.platform"] = "webpush"
+        let logger = transport.logger(for: push, platform: platform)
 
         guard let url = URL(string: push.target.token), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
             url.user == nil, url.password == nil
@@ -62,21 +57,15 @@ public struct WebPushProvider: PushProvider {
             return .failed(reason: "VAPID token could not be signed")
         }
         let ttl = max(0, Int(push.expiresAt.timeIntervalSinceNow.rounded(.down)))
-        var request = HTTPClientRequest(url: push.target.token)
-        request.method = .POST
-        request.tlsConfiguration = tls
-        request.headers.add(name: "ttl", value: String(ttl))
-        request.headers.add(name: "urgency", value: push.priority > 0 ? "high" : "normal")
-        request.headers.add(name: "topic", value: push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased())
-        request.headers.add(name: "content-encoding", value: "aes128gcm")
-        request.headers.add(name: "content-type", value: "application/octet-stream")
-        request.headers.add(name: "authorization", value: "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)")
-        request.body = .bytes(ByteBuffer(bytes: body))
+        let headers: HTTPHeaders = [
+            "ttl": String(ttl), "urgency": push.priority > 0 ? "high" : "normal",
+            "topic": push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+            "content-encoding": "aes128gcm", "content-type": "application/octet-stream",
+            "authorization": "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)",
+        ]
         do {
-            let response = try await httpClient.execute(request, timeout: configuration.requestTimeout.timeAmount, logger: logger)
-            _ = try await response.body.collect(upTo: 64 * 1024)
-            let status = Int(response.status.code)
-            let result = Self.classify(status: status, retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after")))
+            let response = try await transport.post(push.target.token, headers: headers, body: ByteBuffer(bytes: body), logger: logger)
+            let result = Self.classify(status: response.status, retryAfter: response.retryAfter)
             if case .failed(let reason) = result {
                 logger.error("Web Push service rejected a push", metadata: ["push.reason": "\(reason)"])
             }

@@ -1,0 +1,98 @@
+import Foundation
+import SecurePushStore
+import Testing
+
+/// `sql/checksums.sha256` pins every migration's text (`cd sql && sha256sum -c checksums.sha256`).
+/// A migration on main is immutable: databases have applied it and record its checksum, and
+/// `Migrator` refuses to run when an applied file changed. A change to the schema is a new file.
+@Suite("Migration manifest")
+struct MigrationManifestTests {
+    static let sqlDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("sql")
+    static let manifestName = "checksums.sha256"
+
+    /// The manifest as file name → hex checksum, in `sha256sum` format (`<hex>  <file>`, or `<hex> *<file>`).
+    static func manifest() throws -> [String: String] {
+        let text = try String(contentsOf: sqlDirectory.appendingPathComponent(manifestName), encoding: .utf8)
+        var entries: [String: String] = [:]
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].count == 64, parts[0].allSatisfy(\.isHexDigit) else {
+                throw ManifestError("sql/\(manifestName) line \(index + 1) is not `<sha256 hex>  <file>`: \(line)")
+            }
+            var name = String(parts[1])
+            if name.hasPrefix(" ") || name.hasPrefix("*") { name.removeFirst() }
+            guard entries[name] == nil else { throw ManifestError("sql/\(manifestName) lists \(name) twice") }
+            entries[name] = parts[0].lowercased()
+        }
+        return entries
+    }
+
+    /// Every `.sql` file in `sql/`, as `Migration`s made from the exact file bytes.
+    static func files() throws -> [Migration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        return try names.map { name in
+            let data = try Data(contentsOf: sqlDirectory.appendingPathComponent(name))
+            let sql = String(decoding: data, as: UTF8.self)
+            // The checksum the database records is of the text's UTF-8: it equals sha256sum's only for valid UTF-8.
+            guard Data(sql.utf8) == data else { throw ManifestError("sql/\(name) is not valid UTF-8") }
+            return try Migration(name: name, sql: sql)
+        }
+    }
+
+    @Test("sql/ holds migrations and the manifest is found")
+    func found() throws {
+        #expect(try Self.files().count >= 2, "no migrations in \(Self.sqlDirectory.path)")
+        #expect(try !Self.manifest().isEmpty)
+    }
+
+    @Test("no migration was edited: each file matches its line in sql/checksums.sha256")
+    func unchanged() throws {
+        let manifest = try Self.manifest()
+        for file in try Self.files() {
+            guard let pinned = manifest[file.name] else { continue }  // reported by `complete`
+            #expect(
+                file.checksum == pinned,
+                """
+                sql/\(file.name) differs from its checksum in sql/\(Self.manifestName) (\(pinned), now \(file.checksum)). \
+                Migrations are immutable once on main: databases have applied this text. Restore the file \
+                as it is on main and add a new numbered file instead.
+                """
+            )
+        }
+    }
+
+    @Test("every migration is listed in sql/checksums.sha256, and every listed file exists")
+    func complete() throws {
+        let manifest = try Self.manifest()
+        let files = try Self.files()
+        for file in files where manifest[file.name] == nil {
+            Issue.record(
+                """
+                sql/\(file.name) is not in sql/\(Self.manifestName). Once the migration is final, add its line: \
+                cd sql && sha256sum \(file.name) >> \(Self.manifestName)
+                """
+            )
+        }
+        let names = Set(files.map(\.name))
+        for name in manifest.keys.sorted() where !names.contains(name) {
+            Issue.record("sql/\(Self.manifestName) lists \(name), which is not in sql/: a migration on main is never deleted or renamed")
+        }
+    }
+
+    @Test("the migrations embedded in the build are the ones in the manifest")
+    func bundledMatchManifest() throws {
+        let manifest = try Self.manifest()
+        let bundled = try Migration.bundled()
+        #expect(bundled.map(\.name).sorted() == manifest.keys.sorted(), "rebuild: the embedded migrations are not the files in sql/")
+        for migration in bundled {
+            #expect(migration.checksum == manifest[migration.name], "embedded \(migration.name) differs from sql/\(Self.manifestName)")
+        }
+    }
+}
+
+struct ManifestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
