@@ -29,27 +29,24 @@ public struct InvalidInput: Error, CustomStringConvertible, Sendable {
 
 /// Devices: registration through `securepush.register_device`, credential checks, deactivation.
 public struct DeviceStore: Sendable {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// A hash no secret can match, compared against when the device id is unknown so both paths cost the same.
     private static let decoyHash = [UInt8](SHA256.hash(data: Data("securepush-decoy".utf8)))
 
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     /// Registers or re-registers a device; invalid platform options throw `InvalidInput`.
     public func register(userID: String, platform: String, token: String, optionsJSON: String) async throws -> DeviceRegistration {
         do {
-            let rows = try await client.query(
+            let rows = try await database.query(
                 """
                 SELECT device_id, device_secret
                 FROM securepush.register_device(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb)
-                """,
-                logger: logger
+                """
             ).collect()
             guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
             let (id, secret) = try row.decode((UUID, String).self)
@@ -61,9 +58,8 @@ public struct DeviceStore: Sendable {
 
     /// Checks a device credential in constant time; `nil` when unknown, wrong, or deactivated.
     public func authenticate(deviceID: UUID, secret: [UInt8]) async throws -> AuthenticatedDevice? {
-        let rows = try await client.query(
-            "SELECT user_id, secret_hash, active FROM securepush.devices WHERE id = \(deviceID)",
-            logger: logger
+        let rows = try await database.query(
+            "SELECT user_id, secret_hash, active FROM securepush.devices WHERE id = \(deviceID)"
         ).collect()
         let presented = [UInt8](SHA256.hash(data: secret))
         guard let row = rows.first else {
@@ -79,18 +75,17 @@ public struct DeviceStore: Sendable {
 
     /// Records that the device was seen (at most once a minute, to keep reads cheap).
     public func touch(deviceID: UUID) async throws {
-        try await client.query(
+        try await database.query(
             """
             UPDATE securepush.devices SET last_seen_at = now()
             WHERE id = \(deviceID) AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
-            """,
-            logger: logger
+            """
         )
     }
 
     /// Deactivates the device and cancels its pending deliveries.
     public func deactivate(deviceID: UUID, reason: String) async throws {
-        try await client.query("SELECT securepush.deactivate_device(\(deviceID), \(reason))", logger: logger)
+        try await database.query("SELECT securepush.deactivate_device(\(deviceID), \(reason))")
     }
 }
 

@@ -68,33 +68,29 @@ public struct ListCursor: Sendable, Hashable {
 
 /// Reads notifications for their owner's devices.
 public struct NotificationStore: Sendable {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     /// Returns the payload and marks it read atomically: the first read records `read_at` and the device.
     public func read(id: UUID, userID: String, deviceID: UUID) async throws -> ReadResult {
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             UPDATE securepush.notifications n
             SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, \(deviceID))
             WHERE n.id = \(id) AND n.user_id = \(userID) AND n.expires_at > now() AND n.purged_at IS NULL
             RETURNING n.id, n.payload::text, n.created_at, n.read_at
-            """,
-            logger: logger
+            """
         ).collect()
         if let row = rows.first {
             let (id, payload, createdAt, readAt) = try row.decode((UUID, String, Date, Date?).self)
             return .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
         }
-        let exists = try await client.query(
-            "SELECT 1 FROM securepush.notifications WHERE id = \(id) AND user_id = \(userID)",
-            logger: logger
+        let exists = try await database.query(
+            "SELECT 1 FROM securepush.notifications WHERE id = \(id) AND user_id = \(userID)"
         ).collect()
         return exists.isEmpty ? .notFound : .gone
     }
@@ -104,7 +100,7 @@ public struct NotificationStore: Sendable {
         let hasCursor = cursor != nil
         let afterMicros = cursor?.createdAtMicros ?? 0
         let afterID = cursor?.id ?? UUID()
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT id, created_at, read_at, (extract(epoch FROM created_at) * 1000000)::bigint
             FROM securepush.notifications
@@ -113,8 +109,7 @@ public struct NotificationStore: Sendable {
               AND (NOT \(hasCursor) OR (created_at, id) < ('epoch'::timestamptz + \(afterMicros) * interval '1 microsecond', \(afterID)))
             ORDER BY created_at DESC, id DESC
             LIMIT \(limit)
-            """,
-            logger: logger
+            """
         )
         var items: [NotificationSummary] = []
         for try await (id, createdAt, readAt, micros) in rows.decode((UUID, Date, Date?, Int64).self) {
@@ -126,9 +121,8 @@ public struct NotificationStore: Sendable {
     /// Purges payloads of expired notifications and, when `afterRead` is set, of notifications read that long ago.
     public func purgePayloads(afterRead: Duration?) async throws -> Int {
         let milliseconds = afterRead?.wholeMilliseconds
-        let rows = try await client.query(
-            "SELECT securepush.purge_payloads(\(milliseconds)::bigint * interval '1 millisecond')",
-            logger: logger
+        let rows = try await database.query(
+            "SELECT securepush.purge_payloads(\(milliseconds)::bigint * interval '1 millisecond')"
         ).collect()
         return Int(try rows.first?.decode(Int32.self) ?? 0)
     }

@@ -5,20 +5,18 @@ import SecurePushCore
 
 /// The delivery queue on PostgreSQL: one statement to claim a batch, one to write its outcomes.
 public struct PostgresDeliveryQueue: DeliveryQueue {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// Creates a queue on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
         let token = UUID()
         let platformNames = platforms.map(\.rawValue)
         let leaseMilliseconds = lease.wholeMilliseconds
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             WITH c AS MATERIALIZED (
                 SELECT id FROM securepush.deliveries
@@ -34,8 +32,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             WHERE d.id = c.id AND dev.id = d.device_id
             RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text,
                       dev.active, d.expires_at, d.priority, d.attempts
-            """,
-            logger: logger
+            """
         )
         var deliveries: [ClaimedDelivery] = []
         var rejected: [RejectedDelivery] = []
@@ -85,7 +82,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             DeliveryOutcome.Kind.retry.rawValue, DeliveryOutcome.Kind.sent.rawValue,
             DeliveryOutcome.Kind.tokenInvalid.rawValue, DeliveryOutcome.Kind.cancelled.rawValue
         )
-        let rows = try await client.query(
+        return try await database.count(
             """
             WITH r AS (
                 SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[])
@@ -134,15 +131,13 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 FROM cancelled
             )
             SELECT ((SELECT count(*) FROM retried) + (SELECT count(*) FROM finished))::bigint
-            """,
-            logger: logger
+            """
         )
-        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
     }
 
     public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
         guard !deliveryIDs.isEmpty else { return 0 }
-        let rows = try await client.query(
+        return try await database.count(
             """
             WITH released AS (
                 UPDATE securepush.deliveries
@@ -152,9 +147,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 RETURNING id
             )
             SELECT count(*)::bigint FROM released
-            """,
-            logger: logger
+            """
         )
-        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
     }
 }

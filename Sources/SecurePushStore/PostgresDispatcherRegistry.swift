@@ -5,35 +5,31 @@ import SecurePushCore
 
 /// Heartbeat rows in `securepush.dispatchers`.
 public struct PostgresDispatcherRegistry: DispatcherRegistry {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// Creates the registry on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws {
-        try await client.query(
+        try await database.query(
             """
             INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed)
             VALUES (\(identity.id), \(identity.host), \(identity.pid), \(identity.role), \(identity.version), \(sent), \(failed))
             ON CONFLICT (id) DO UPDATE
             SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, stopped_at = NULL
-            """,
-            logger: logger
+            """
         )
     }
 
     public func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws {
-        try await client.query(
+        try await database.query(
             """
             UPDATE securepush.dispatchers
             SET stopped_at = now(), last_seen_at = now(), sent = \(sent), failed = \(failed)
             WHERE id = \(identity.id)
-            """,
-            logger: logger
+            """
         )
     }
 }

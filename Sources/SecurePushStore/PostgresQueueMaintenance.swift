@@ -5,17 +5,15 @@ import SecurePushCore
 
 /// Rescue, expiry and pruning on PostgreSQL. Every statement is safe to run from many processes at once.
 public struct PostgresQueueMaintenance: QueueMaintenance {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// Creates the maintenance store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     public func rescueExpiredLeases() async throws -> Int {
-        try await count(
+        try await database.count(
             """
             WITH rescued AS (
                 UPDATE securepush.deliveries
@@ -35,7 +33,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
 
     public func expirePending() async throws -> Int {
         let expired = DeliveryOutcome.Kind.expired.rawValue
-        return try await count(
+        return try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.deliveries
@@ -58,7 +56,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
 
     public func prune(retention: Duration, batchSize: Int) async throws -> Int {
         let milliseconds = retention.wholeMilliseconds
-        let history = try await count(
+        let history = try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.delivery_log
@@ -72,7 +70,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             SELECT count(*)::bigint FROM gone
             """
         )
-        let notifications = try await count(
+        let notifications = try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.notifications
@@ -86,7 +84,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             SELECT count(*)::bigint FROM gone
             """
         )
-        let dispatchers = try await count(
+        let dispatchers = try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.dispatchers
@@ -97,10 +95,5 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             """
         )
         return history + notifications + dispatchers
-    }
-
-    private func count(_ query: PostgresQuery) async throws -> Int {
-        let rows = try await client.query(query, logger: logger)
-        return Int(try await rows.collect().first?.decode(Int64.self) ?? 0)
     }
 }

@@ -4,18 +4,16 @@ import PostgresNIO
 
 /// Deployment settings the SQL API reads (the default TTL of `securepush.notifications`).
 public struct SettingsStore: Sendable {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
 
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
+        self.database = StoreDatabase(client: client, logger: logger)
     }
 
     /// Sets the TTL applied to notifications inserted without `expires_at`.
     public func setDefaultTTL(_ ttl: Duration) async throws {
-        try await client.query(Self.defaultTTLQuery(ttl), logger: logger)
+        try await database.query(Self.defaultTTLQuery(ttl))
     }
 
     /// `setDefaultTTL(_:)` on one connection (the start-up gate's).

@@ -5,16 +5,14 @@ import SecurePushCore
 
 /// Builds the `StatusReport` from the database.
 public struct StatusStore: Sendable {
-    let client: PostgresClient
-    let logger: Logger
+    let database: StoreDatabase
     /// A dispatcher whose heartbeat is older than this is `stale`.
     let staleAfter: Duration
 
     /// Creates the store on an injected client.
     public init(client: PostgresClient, staleAfter: Duration, logger: Logger) {
-        self.client = client
+        self.database = StoreDatabase(client: client, logger: logger)
         self.staleAfter = staleAfter
-        self.logger = logger
     }
 
     /// Reads the whole report.
@@ -32,25 +30,23 @@ public struct StatusStore: Sendable {
 
     private func queue() async throws -> StatusReport.Queue {
         var byPlatform: [StatusReport.PlatformQueue] = []
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT platform,
                    count(*) FILTER (WHERE state = 'pending')::bigint,
                    count(*) FILTER (WHERE state = 'claimed')::bigint,
                    count(*) FILTER (WHERE state = 'pending' AND run_at > now() AND attempts > 0)::bigint
             FROM securepush.deliveries GROUP BY platform ORDER BY platform
-            """,
-            logger: logger
+            """
         )
         for try await (platform, pending, claimed, retrying) in rows.decode((String, Int64, Int64, Int64).self) {
             byPlatform.append(.init(platform: platform, pending: pending, claimed: claimed, retrying: retrying))
         }
-        let lag = try await client.query(
+        let lag = try await database.query(
             """
             SELECT extract(epoch FROM now() - min(run_at))::float8 FROM securepush.deliveries
             WHERE state = 'pending' AND run_at <= now()
-            """,
-            logger: logger
+            """
         ).collect().first?.decode(Double?.self)
         return .init(
             pending: byPlatform.reduce(0) { $0 + $1.pending },
@@ -61,14 +57,13 @@ public struct StatusStore: Sendable {
     }
 
     private func notifications() async throws -> StatusReport.Notifications {
-        let row = try await client.query(
+        let row = try await database.query(
             """
             SELECT count(*)::bigint,
                    count(*) FILTER (WHERE read_at IS NULL AND purged_at IS NULL AND expires_at > now())::bigint,
                    count(*) FILTER (WHERE purged_at IS NOT NULL)::bigint
             FROM securepush.notifications
-            """,
-            logger: logger
+            """
         ).collect()[0]
         let (stored, unread, purged) = try row.decode((Int64, Int64, Int64).self)
         return .init(stored: stored, unread: unread, purged: purged)
@@ -76,7 +71,7 @@ public struct StatusStore: Sendable {
 
     private func dispatchers() async throws -> [StatusReport.Dispatcher] {
         let staleMilliseconds = staleAfter.wholeMilliseconds
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT id, host, pid, role, version, started_at, last_seen_at,
                    CASE WHEN stopped_at IS NOT NULL THEN 'stopped'
@@ -86,8 +81,7 @@ public struct StatusStore: Sendable {
             FROM securepush.dispatchers
             WHERE stopped_at IS NULL OR stopped_at > now() - interval '1 hour'
             ORDER BY started_at DESC
-            """,
-            logger: logger
+            """
         )
         var result: [StatusReport.Dispatcher] = []
         for try await (id, host, pid, role, version, started, seen, state, sent, failed) in rows.decode(
@@ -105,13 +99,12 @@ public struct StatusStore: Sendable {
 
     private func window(seconds: Int) async throws -> StatusReport.Window {
         var window = StatusReport.Window()
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT outcome, count(*)::bigint FROM securepush.delivery_log
             WHERE finished_at > now() - \(seconds) * interval '1 second'
             GROUP BY outcome
-            """,
-            logger: logger
+            """
         )
         for try await (outcome, count) in rows.decode((String, Int64).self) {
             switch DeliveryOutcome.Kind(rawValue: outcome) {
