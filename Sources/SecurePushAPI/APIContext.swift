@@ -13,8 +13,8 @@ public struct APIContext: Sendable {
     public var userTokens: UserTokenVerifier
     /// Prometheus text for `/metrics`.
     public var metricsText: @Sendable () -> String
-    /// Largest accepted request body.
-    public var maxRequestBodyBytes: Int = 16 * 1024
+    /// Abuse and HTTP limits.
+    public var limits = APILimits()
     /// The longest one database call of a request may take (then the request answers 503 `unavailable`).
     public var databaseTimeout: Duration = .seconds(10)
 
@@ -41,6 +41,8 @@ public struct APIStores: Sendable {
     public var notifications: NotificationStore
     /// The status report.
     public var status: StatusStore
+    /// Failed-authentication throttling and the audit log.
+    public var security: SecurityStore
     /// Names of migrations not yet applied (for `/readyz` and `/status`).
     public var pendingMigrations: @Sendable () async throws -> [String]
 
@@ -49,11 +51,13 @@ public struct APIStores: Sendable {
         devices: DeviceStore,
         notifications: NotificationStore,
         status: StatusStore,
+        security: SecurityStore,
         pendingMigrations: @escaping @Sendable () async throws -> [String]
     ) {
         self.devices = devices
         self.notifications = notifications
         self.status = status
+        self.security = security
         self.pendingMigrations = pendingMigrations
     }
 }

@@ -40,6 +40,20 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         return APIError(.unauthorized, code: "unauthorized", message: message, headers: headers)
     }
 
+    /// 429 with `Retry-After` (whole seconds, at least 1).
+    public static func tooManyRequests(retryAfter seconds: Double, _ message: String) -> APIError {
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(max(1, Int(seconds.rounded(.up))))
+        return APIError(.tooManyRequests, code: "too_many_requests", message: message, headers: headers)
+    }
+
+    /// 503 for a database that did not answer in time; worth retrying shortly.
+    public static let unavailable: APIError = {
+        var headers = HTTPFields()
+        headers[.retryAfter] = "1"
+        return APIError(.serviceUnavailable, code: "unavailable", message: "The service is temporarily unavailable; try again.", headers: headers)
+    }()
+
     /// 404 for anything the caller may not know exists.
     public static let notFound = APIError(.notFound, code: "not_found", message: "No such notification.")
 }

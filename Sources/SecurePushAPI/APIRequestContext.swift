@@ -1,16 +1,26 @@
 import Hummingbird
+import NIOCore
 import SecurePushStore
 
 /// The request context of the API's routes: what the authentication middleware established.
-public struct APIRequestContext: RequestContext {
+public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The device whose credential the request carried (set by `DeviceAuthenticationMiddleware`).
     public var device: AuthenticatedDevice?
     /// The user whose token the request carried (set by `UserAuthenticationMiddleware`).
     public var userID: String?
 
+    /// The connection's peer address.
+    public let remoteAddress: SocketAddress?
+
     public init(source: Source) {
         self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client's address: the peer, or the forwarded client when the peer is a trusted proxy.
+    func clientAddress(_ request: Request, trustedProxies: Set<String>) -> String {
+        ClientAddress.resolve(peer: remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustedProxies: trustedProxies)
     }
 
     /// The authenticated device; a route outside the device group is a programming error answered as 401.

@@ -18,6 +18,7 @@ public enum APIRouter {
         router.group()
             .add(middleware: DeviceAuthenticationMiddleware(api: api))
             .delete("/v1/devices/current", use: devices.unregister)
+            .post("/v1/devices/current/rotate", use: devices.rotate)
             .get("/v1/notifications", use: notifications.list)
             .get("/v1/notifications/:id", use: notifications.read)
 

@@ -1,14 +1,22 @@
 import Foundation
 import Hummingbird
+import NIOCore
+import SecurePushCore
 import SecurePushStore
 
-/// `POST /v1/devices` (user JWT) and `DELETE /v1/devices/current` (device credential).
+/// `POST /v1/devices` (user JWT), `DELETE /v1/devices/current` and `POST /v1/devices/current/rotate` (device credential).
 struct DeviceRoutes: Sendable {
     let api: APIContext
 
     func register(_ request: Request, context: APIRequestContext) async throws -> Response {
         let userID = try context.requireUser()
-        let body = try await request.body.collect(upTo: api.maxRequestBodyBytes)
+        let (limit, timeout) = (api.limits.maxRequestBodyBytes, api.limits.bodyReadTimeout)
+        let body: ByteBuffer
+        do {
+            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
+        } catch is DeadlineExceeded {
+            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+        }
         let input = try DeviceRegistrationInput(json: Data(buffer: body))
         do {
             let registration = try await api.database {
@@ -25,7 +33,19 @@ struct DeviceRoutes: Sendable {
 
     func unregister(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
-        try await api.database { try await $0.devices.deactivate(deviceID: device.deviceID, reason: "unregistered by the device") }
+        try await api.database {
+            try await $0.devices.deactivate(deviceID: device.deviceID, reason: "unregistered by the device")
+            try await $0.security.audit(.deviceRevoked, userID: device.userID, deviceID: device.deviceID, reason: "unregistered by the device")
+        }
         return Response(status: .noContent)
+    }
+
+    /// `POST /v1/devices/current/rotate`: a new secret for this device; the old one stops working at once.
+    func rotate(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let device = try context.requireDevice()
+        guard let rotated = try await api.database({ try await $0.devices.rotate(deviceID: device.deviceID) }) else {
+            throw APIError.unauthorized("The device credential is invalid or revoked.")
+        }
+        return try JSONResponse.make(DeviceCreatedBody(deviceId: rotated.deviceID.uuidString.lowercased(), deviceSecret: rotated.deviceSecret))
     }
 }

@@ -18,7 +18,7 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Self.translate(status: error.status)
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
-            throw APIError(.serviceUnavailable, code: "unavailable", message: "The service is temporarily unavailable; try again.")
+            throw APIError.unavailable
         } catch {
             context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "Something went wrong on our side; try again later.")

@@ -22,6 +22,8 @@ public struct DispatcherConfiguration: Sendable {
     public var retention: Duration = .seconds(7 * 24 * 3600)
     /// The longest a single database call may take before the dispatcher gives up on it and retries.
     public var databaseTimeout: Duration = .seconds(30)
+    /// Devices not seen for this long are retired by maintenance (`SECUREPUSH_DEVICE_STALE_AFTER`).
+    public var deviceStaleAfter: Duration = .seconds(270 * 86_400)
     /// How often this process writes its heartbeat row.
     public var heartbeatInterval: Duration = .seconds(5)
 

@@ -42,6 +42,11 @@ public struct MaintenanceService: Service {
                 logger.info("expired pending deliveries", metadata: ["queue.expired": "\(expired)"])
             }
             if prune {
+                let staleAfter = configuration.deviceStaleAfter
+                let retired = try await withDeadline(timeout) { try await maintenance.retireStaleDevices(staleAfter: staleAfter) }
+                if retired > 0 {
+                    logger.notice("retired devices not seen lately", metadata: ["devices.retired": "\(retired)"])
+                }
                 let pruned = try await withDeadline(timeout) { try await maintenance.prune(retention: retention, batchSize: 10_000) }
                 if pruned > 0 {
                     logger.info("pruned old rows", metadata: ["queue.pruned": "\(pruned)"])

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import PostgresNIO
 import SecurePushAPI
@@ -18,6 +19,7 @@ public struct APIAssembly: Sendable {
             devices: DeviceStore(client: client, logger: logger),
             notifications: NotificationStore(client: client, logger: logger),
             status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
+            security: SecurityStore(client: client, logger: logger),
             pendingMigrations: { try await migrator.pending(client: client, logger: logger) }
         )
         self.context = APIContext(
@@ -25,13 +27,20 @@ public struct APIAssembly: Sendable {
             userTokens: try await configuration.http.makeUserTokenVerifier(),
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )
+        self.context.limits = configuration.http.limits
     }
 
     /// The Hummingbird application, bound to `host:port`.
     public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
-        Application(
+        let limits = context.limits
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
+        return Application(
             router: APIRouter.build(context),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            server: .http1(configuration: .init(idleTimeout: .milliseconds(limits.idleTimeout.wholeMilliseconds), httpDecoderConfiguration: decoder)),
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
             logger: logger
         )
     }

@@ -13,6 +13,9 @@ public struct DatabaseConfiguration: Sendable {
     public var defaultTTL: Duration
     /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
     public var dispatcherStaleAfter: Duration
+    /// Active devices per user (`SECUREPUSH_MAX_DEVICES_PER_USER`), written to the database; one more
+    /// retires the user's least recently seen device.
+    public var maxDevicesPerUser: Int
 
     /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
     public init(values: ConfigurationValues, databaseURL: String? = nil, logLevel: Logger.Level? = nil) throws {
@@ -27,6 +30,7 @@ public struct DatabaseConfiguration: Sendable {
             self.logLevel = Logger.Level(rawValue: try values.choice("SECUREPUSH_LOG_LEVEL", default: "info", allowed: names))!
         }
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
+        self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
         self.dispatcherStaleAfter = try values.duration(
             "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
     }

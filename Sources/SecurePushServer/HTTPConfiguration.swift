@@ -17,7 +17,11 @@ public struct HTTPConfiguration: Sendable {
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
 
+    /// Abuse and HTTP limits (`SECUREPUSH_AUTH_*`, `SECUREPUSH_*_READ_*`, `SECUREPUSH_TRUSTED_PROXIES`, HTTP limits).
+    public var limits: APILimits
+
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
+        self.limits = try Self.limits(values)
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
@@ -49,6 +53,37 @@ public struct HTTPConfiguration: Sendable {
         } else {
             self.purgeAfterRead = try values.duration("SECUREPUSH_PURGE_AFTER_READ", default: .zero, in: .seconds(0)...(.seconds(3650 * 86_400)))
         }
+    }
+
+    static func limits(_ values: ConfigurationValues) throws -> APILimits {
+        var limits = APILimits()
+        var throttle = limits.authThrottle
+        throttle.freeFailures = try values.int("SECUREPUSH_AUTH_FREE_FAILURES", default: throttle.freeFailures, in: 0...1000)
+        throttle.baseBlock = try values.duration("SECUREPUSH_AUTH_BLOCK", default: throttle.baseBlock, in: .milliseconds(100)...(.seconds(3600)))
+        throttle.maxBlock = try values.duration("SECUREPUSH_AUTH_BLOCK_MAX", default: throttle.maxBlock, in: .seconds(1)...(.seconds(86_400)))
+        throttle.window = try values.duration(
+            "SECUREPUSH_AUTH_FAILURE_WINDOW", default: throttle.window, in: .seconds(1)...(.seconds(7 * 86_400)))
+        guard throttle.maxBlock >= throttle.baseBlock else {
+            throw ConfigurationError("SECUREPUSH_AUTH_BLOCK_MAX must not be shorter than SECUREPUSH_AUTH_BLOCK")
+        }
+        limits.authThrottle = throttle
+        limits.trustedProxies = Set(
+            (values.string("SECUREPUSH_TRUSTED_PROXIES") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty })
+        limits.deviceReads = RateLimit(
+            perSecond: Double(try values.int("SECUREPUSH_DEVICE_READ_RATE", default: 10, in: 1...100_000)),
+            burst: try values.int("SECUREPUSH_DEVICE_READ_BURST", default: 300, in: 1...1_000_000))
+        limits.userReads = RateLimit(
+            perSecond: Double(try values.int("SECUREPUSH_USER_READ_RATE", default: 30, in: 1...100_000)),
+            burst: try values.int("SECUREPUSH_USER_READ_BURST", default: 1000, in: 1...1_000_000))
+        limits.maxRequestBodyBytes = try values.int("SECUREPUSH_MAX_BODY_BYTES", default: limits.maxRequestBodyBytes, in: 1024...1_048_576)
+        limits.maxHeaderBytes = try values.int("SECUREPUSH_MAX_HEADER_BYTES", default: limits.maxHeaderBytes, in: 1024...1_048_576)
+        limits.bodyReadTimeout = try values.duration(
+            "SECUREPUSH_HTTP_READ_TIMEOUT", default: limits.bodyReadTimeout, in: .milliseconds(100)...(.seconds(600)))
+        limits.idleTimeout = try values.duration(
+            "SECUREPUSH_HTTP_IDLE_TIMEOUT", default: limits.idleTimeout, in: .seconds(1)...(.seconds(3600)))
+        limits.maxConnections = try values.int("SECUREPUSH_MAX_CONNECTIONS", default: limits.maxConnections, in: 1...1_000_000)
+        return limits
     }
 
     /// The verifier, or a configuration error naming the settings when none is configured.

@@ -83,6 +83,8 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_MAINTENANCE_INTERVAL", default: dispatcher.maintenanceInterval, in: .milliseconds(100)...(.seconds(3600)))
         dispatcher.databaseTimeout = try values.duration(
             "SECUREPUSH_DB_TIMEOUT", default: dispatcher.databaseTimeout, in: .seconds(1)...(.seconds(600)))
+        dispatcher.deviceStaleAfter = try values.duration(
+            "SECUREPUSH_DEVICE_STALE_AFTER", default: dispatcher.deviceStaleAfter, in: .seconds(60)...(.seconds(3650 * 86_400)))
         dispatcher.heartbeatInterval = try values.duration(
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         self.dispatcher = dispatcher

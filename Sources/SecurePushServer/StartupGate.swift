@@ -42,6 +42,7 @@ struct StartupGate {
         guard pending.isEmpty else {
             throw ConfigurationError("the database needs migrations \(pending.joined(separator: ", ")); run `securepush migrate` first")
         }
-        try await SettingsStore.setDefaultTTL(configuration.defaultTTL, on: connection, logger: logger)
+        try await SettingsStore.write(
+            defaultTTL: configuration.defaultTTL, maxDevicesPerUser: configuration.maxDevicesPerUser, on: connection, logger: logger)
     }
 }

@@ -56,21 +56,42 @@ public struct DeviceStore: Sendable {
         }
     }
 
-    /// Checks a device credential in constant time; `nil` when unknown, wrong, or deactivated.
-    public func authenticate(deviceID: UUID, secret: [UInt8]) async throws -> AuthenticatedDevice? {
+    /// Checks a device credential in constant time (`device` is `nil` when unknown, wrong, or deactivated)
+    /// and, in the same round trip, how long any of `throttleKeys` is still blocked (seconds, 0 when none):
+    /// a blocked caller is answered 429 whatever the credential says.
+    public func authenticate(deviceID: UUID, secret: [UInt8], throttleKeys: [String]) async throws -> (
+        device: AuthenticatedDevice?, blockedFor: Double
+    ) {
         let rows = try await database.query(
-            "SELECT user_id, secret_hash, active FROM securepush.devices WHERE id = \(deviceID)"
+            """
+            SELECT d.user_id, d.secret_hash, d.active, b.blocked
+            FROM (SELECT securepush.auth_blocked_for(\(throttleKeys)::text[]) AS blocked) b
+            LEFT JOIN securepush.devices d ON d.id = \(deviceID)
+            """
         ).collect()
+        guard let row = rows.first else { return (nil, 0) }
+        let (userID, storedHash, active, blocked) = try row.decode((String?, ByteBuffer?, Bool?, Double).self)
+        let device = try Self.check(userID: userID, storedHash: storedHash, active: active ?? false, deviceID: deviceID, secret: secret)
+        return (device, blocked)
+    }
+
+    /// The constant-time comparison: an unknown device compares against the decoy hash, so both paths cost the same.
+    static func check(userID: String?, storedHash: ByteBuffer?, active: Bool, deviceID: UUID, secret: [UInt8]) throws -> AuthenticatedDevice? {
         let presented = [UInt8](SHA256.hash(data: secret))
-        guard let row = rows.first else {
-            _ = ConstantTime.equal(presented, Self.decoyHash)
-            return nil
-        }
-        let (userID, storedHash, active) = try row.decode((String, ByteBuffer?, Bool).self)
         let stored = storedHash.map { Array($0.readableBytesView) } ?? Self.decoyHash
         let matches = ConstantTime.equal(presented, stored)
-        guard matches, active, storedHash != nil else { return nil }
+        guard matches, active, storedHash != nil, let userID else { return nil }
         return AuthenticatedDevice(deviceID: deviceID, userID: userID)
+    }
+
+    /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.
+    public func rotate(deviceID: UUID) async throws -> DeviceRegistration? {
+        let rows = try await database.query(
+            "SELECT device_id, device_secret FROM securepush.rotate_device_secret(\(deviceID))"
+        ).collect()
+        guard let row = rows.first else { return nil }
+        let (id, secret) = try row.decode((UUID, String).self)
+        return DeviceRegistration(deviceID: id, deviceSecret: secret)
     }
 
     /// Records that the device was seen (at most once a minute, to keep reads cheap).

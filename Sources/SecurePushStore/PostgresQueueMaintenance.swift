@@ -94,6 +94,13 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             SELECT count(*)::bigint FROM gone
             """
         )
-        return history + notifications + dispatchers
+        // The audit log keeps the same retention; throttle rows go once idle for a day and unblocked.
+        let audit = try await database.count("SELECT securepush.prune_audit_log(\(milliseconds) * interval '1 millisecond')::bigint")
+        let throttles = try await database.count("SELECT securepush.prune_auth_failures(interval '1 day')::bigint")
+        return history + notifications + dispatchers + audit + throttles
+    }
+
+    public func retireStaleDevices(staleAfter: Duration) async throws -> Int {
+        try await database.count("SELECT securepush.retire_stale_devices(\(staleAfter.wholeMilliseconds) * interval '1 millisecond')::bigint")
     }
 }

@@ -11,20 +11,23 @@ public struct SettingsStore: Sendable {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 
-    /// Sets the TTL applied to notifications inserted without `expires_at`.
-    public func setDefaultTTL(_ ttl: Duration) async throws {
-        try await database.query(Self.defaultTTLQuery(ttl))
+    /// Writes the settings producers' SQL and the registration function read: the TTL of notifications
+    /// inserted without `expires_at`, and the cap on active devices per user.
+    public func write(defaultTTL: Duration, maxDevicesPerUser: Int) async throws {
+        try await database.query(Self.query(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser))
     }
 
-    /// `setDefaultTTL(_:)` on one connection (the start-up gate's).
-    public static func setDefaultTTL(_ ttl: Duration, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(defaultTTLQuery(ttl), logger: logger)
+    /// `write(defaultTTL:maxDevicesPerUser:)` on one connection (the start-up gate's).
+    public static func write(defaultTTL: Duration, maxDevicesPerUser: Int, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(query(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser), logger: logger)
     }
 
-    static func defaultTTLQuery(_ ttl: Duration) -> PostgresQuery {
-        let value = "\(ttl.wholeMilliseconds / 1000) seconds"
+    static func query(defaultTTL: Duration, maxDevicesPerUser: Int) -> PostgresQuery {
+        let ttl = "\(defaultTTL.wholeMilliseconds / 1000) seconds"
+        let cap = String(maxDevicesPerUser)
         return """
-            INSERT INTO securepush.settings (key, value) VALUES ('default_ttl', \(value)::interval::text)
+            INSERT INTO securepush.settings (key, value)
+            VALUES ('default_ttl', \(ttl)::interval::text), ('max_devices_per_user', \(cap))
             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
             """
     }

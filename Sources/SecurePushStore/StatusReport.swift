@@ -66,6 +66,8 @@ public struct StatusReport: Codable, Sendable {
     public var dispatchers: [Dispatcher]
     public var lastMinute: Window
     public var lastHour: Window
+    /// Security events of the last hour by kind (`device_registered`, `device_retired`, `throttled`, ...).
+    public var securityEventsLastHour: [String: Int64]
 
     /// The JSON encoder used for the report (snake_case keys, ISO 8601 dates).
     public static var encoder: JSONEncoder {

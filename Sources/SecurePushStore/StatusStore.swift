@@ -24,7 +24,8 @@ public struct StatusStore: Sendable {
             notifications: try await notifications(),
             dispatchers: try await dispatchers(),
             lastMinute: try await window(seconds: 60),
-            lastHour: try await window(seconds: 3600)
+            lastHour: try await window(seconds: 3600),
+            securityEventsLastHour: try await securityEvents()
         )
     }
 
@@ -95,6 +96,16 @@ public struct StatusStore: Sendable {
             )
         }
         return result
+    }
+
+    private func securityEvents() async throws -> [String: Int64] {
+        var counts = Dictionary(uniqueKeysWithValues: AuditEvent.allCases.map { ($0.rawValue, Int64(0)) })
+        let rows = try await database.query(
+            "SELECT event, count(*)::bigint FROM securepush.audit_log WHERE at > now() - interval '1 hour' GROUP BY event")
+        for try await (event, count) in rows.decode((String, Int64).self) {
+            counts[event] = count
+        }
+        return counts
     }
 
     private func window(seconds: Int) async throws -> StatusReport.Window {

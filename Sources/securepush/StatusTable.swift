@@ -23,6 +23,8 @@ struct StatusTable {
                 "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled)"
             )
         }
+        let security = report.securityEventsLastHour.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        lines.append("security      last hour: \(security)")
         lines.append("dispatchers   \(report.dispatchers.count)")
         for dispatcher in report.dispatchers {
             let age = String(format: "%.1f s ago", Date().timeIntervalSince(dispatcher.lastHeartbeatAt))

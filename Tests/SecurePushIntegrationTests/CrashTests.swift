@@ -30,7 +30,7 @@ struct CrashTests {
             process.environment = [
                 "DATABASE_URL": db.url.urlString,
                 "SECUREPUSH_SIMULATED_OUTBOX": outbox.path,
-                "SECUREPUSH_SIMULATED_LATENCY": "20ms",
+                "SECUREPUSH_SIMULATED_LATENCY": "100ms",
                 "SECUREPUSH_CONCURRENCY": "4",
                 "SECUREPUSH_BATCH_SIZE": "20",
                 "SECUREPUSH_LANES": "1",
@@ -44,7 +44,13 @@ struct CrashTests {
                     (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["notification_id"] as? String
                 }
             }
-            try await db.eventually("the child process pushed some") { recorded().count >= 30 }
+            // Killed while it holds a claim: each batch spends ~0.5 s sending (100 ms per push, 4 at a time),
+            // against the moment between writing a batch's outcomes and claiming the next.
+            try await db.eventually("the child process pushed some and holds a claim") {
+                guard recorded().count >= 30 else { return false }
+                let claimed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'claimed'")
+                return claimed > 0
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let beforeKill = recorded()

@@ -21,6 +21,7 @@ public struct APIHarness: Sendable {
         _ database: TestDatabase,
         logs: CapturedLogs = CapturedLogs(),
         databaseTimeout: Duration? = nil,
+        limits: APILimits? = nil,
         _ body: @Sendable (APIHarness, any TestClientProtocol) async throws -> T
     ) async throws -> T {
         var values = ProcessInfo.processInfo.environment
@@ -30,6 +31,7 @@ public struct APIHarness: Sendable {
         let logger = logs.logger(label: "securepush.test.api")
         var assembly = try await APIAssembly(client: database.client, configuration: configuration, logger: logger)
         if let databaseTimeout { assembly.context.databaseTimeout = databaseTimeout }
+        assembly.context.limits = limits ?? .lenientForTests
         let tokens = try await configuration.http.makeUserTokenVerifier()
         let harness = APIHarness(database: database, logs: logs, tokens: tokens)
         let app = assembly.application(host: "127.0.0.1", port: 0, logger: logger)
@@ -61,5 +63,17 @@ extension ByteBuffer {
     /// The buffer parsed as a JSON object (empty when it is not one).
     public var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(buffer: self))) as? [String: Any] ?? [:]
+    }
+}
+
+extension APILimits {
+    /// Limits no ordinary test reaches (many failed attempts from 127.0.0.1 in the credential matrix,
+    /// bursts of reads); the abuse tests set their own.
+    public static var lenientForTests: APILimits {
+        var limits = APILimits()
+        limits.authThrottle.freeFailures = 1000
+        limits.deviceReads = RateLimit(perSecond: 10_000, burst: 100_000)
+        limits.userReads = RateLimit(perSecond: 10_000, burst: 100_000)
+        return limits
     }
 }

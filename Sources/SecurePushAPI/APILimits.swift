@@ -1,0 +1,40 @@
+import SecurePushStore
+
+/// The API's abuse limits and HTTP limits (see the README's configuration table).
+public struct APILimits: Sendable {
+    /// Throttling of failed device-credential and user-token attempts, per client address and device.
+    public var authThrottle = AuthThrottlePolicy()
+    /// Peers whose `X-Forwarded-For` is believed (`SECUREPUSH_TRUSTED_PROXIES`, exact addresses).
+    public var trustedProxies: Set<String> = []
+    /// Reads per second one device may sustain (`SECUREPUSH_DEVICE_READ_RATE`) and its burst (`SECUREPUSH_DEVICE_READ_BURST`).
+    public var deviceReads = RateLimit(perSecond: 10, burst: 300)
+    /// The same for all of one user's devices together (`SECUREPUSH_USER_READ_RATE`, `SECUREPUSH_USER_READ_BURST`).
+    public var userReads = RateLimit(perSecond: 30, burst: 1000)
+    /// Largest request body (`SECUREPUSH_MAX_BODY_BYTES`).
+    public var maxRequestBodyBytes = 16 * 1024
+    /// How long a request body may take to arrive (`SECUREPUSH_HTTP_READ_TIMEOUT`).
+    public var bodyReadTimeout: Duration = .seconds(10)
+    /// A connection with nothing to read or write for this long is closed (`SECUREPUSH_HTTP_IDLE_TIMEOUT`).
+    public var idleTimeout: Duration = .seconds(60)
+    /// Connections accepted at once (`SECUREPUSH_MAX_CONNECTIONS`); more wait in the backlog.
+    public var maxConnections = 1024
+    /// Largest request header section (`SECUREPUSH_MAX_HEADER_BYTES`).
+    public var maxHeaderBytes = 16 * 1024
+
+    /// The defaults.
+    public init() {}
+}
+
+/// A token bucket's size: `burst` requests at once, refilled at `perSecond`.
+public struct RateLimit: Sendable, Hashable {
+    /// Sustained requests per second.
+    public var perSecond: Double
+    /// Requests allowed at once.
+    public var burst: Int
+
+    /// Creates a limit.
+    public init(perSecond: Double, burst: Int) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
+}

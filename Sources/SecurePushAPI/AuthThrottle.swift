@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import SecurePushStore
+
+/// Failed-authentication throttling shared by both authentication middlewares: after a few failures
+/// per client address or device id, `429 too_many_requests` with `Retry-After`, growing with repeated
+/// failures. The state is in PostgreSQL, so every API process sees it.
+struct AuthThrottle: Sendable {
+    let api: APIContext
+
+    /// The throttle keys of a request.
+    static func keys(client: String, deviceID: UUID? = nil) -> [String] {
+        ["addr:" + client] + (deviceID.map { ["device:" + $0.uuidString.lowercased()] } ?? [])
+    }
+
+    /// Throws 429 while any key is blocked.
+    func refuseIfBlocked(_ blockedFor: Double) throws {
+        if blockedFor > 0 {
+            throw APIError.tooManyRequests(retryAfter: blockedFor, "Too many failed attempts; retry later.")
+        }
+    }
+
+    /// Records a failed attempt (and the audit event) and throws 429 when it started a block, else `unauthorized`.
+    func fail(keys: [String], deviceID: UUID?, kind: String, unauthorized: APIError, logger: Logger) async throws -> Never {
+        let policy = api.limits.authThrottle
+        let blocked = try await api.database { stores in
+            let blocked = try await stores.security.recordFailure(keys, policy: policy)
+            try await stores.security.audit(.tokenInvalid, deviceID: deviceID, reason: kind)
+            if blocked > 0 {
+                try await stores.security.audit(.throttled, deviceID: deviceID, reason: "\(kind): blocked for \(Int(blocked.rounded(.up))) s")
+            }
+            return blocked
+        }
+        if blocked > 0 {
+            logger.notice("authentication throttled", metadata: ["auth.kind": "\(kind)", "auth.blocked_seconds": "\(Int(blocked.rounded(.up)))"])
+            throw APIError.tooManyRequests(retryAfter: blocked, "Too many failed attempts; retry later.")
+        }
+        throw unauthorized
+    }
+}

@@ -1,0 +1,21 @@
+import HTTPTypes
+import NIOCore
+
+/// The address a request came from: the peer's, or, when the peer is a trusted proxy, the last address
+/// in `X-Forwarded-For` that is not itself a trusted proxy. A header from anyone else is ignored.
+enum ClientAddress {
+    static func resolve(peer: SocketAddress?, forwardedFor: String?, trustedProxies: Set<String>) -> String {
+        let peerAddress = peer?.ipAddress ?? "unknown"
+        guard trustedProxies.contains(peerAddress), let forwardedFor, forwardedFor.utf8.count <= 4096 else { return peerAddress }
+        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for hop in hops.reversed() where !trustedProxies.contains(hop) {
+            return hop.count <= 64 ? hop : peerAddress
+        }
+        return peerAddress
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Forwarded-For`.
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+}
