@@ -50,6 +50,7 @@ let package = Package(
         ),
         .executableTarget(name: "EmbedSQL", swiftSettings: swiftSettings),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedSQL"]),
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQL"]),
         // Push platform clients behind the `PushProvider` seam.
         .target(
             name: "SecurePushProviders",
@@ -90,7 +91,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedOpenAPI"]
         ),
         // Configuration and the assembly of services (shared by the CLI and the tests).
         .target(

@@ -8,6 +8,7 @@ public enum APIRouter {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: MethodNotAllowedMiddleware())
         let devices = DeviceRoutes(api: api)
         let notifications = NotificationRoutes(api: api)
         let operations = OperationsRoutes(api: api)
@@ -26,6 +27,7 @@ public enum APIRouter {
         router.get("/readyz", use: operations.ready)
         router.get("/status", use: operations.status)
         router.get("/metrics", use: operations.metrics)
+        router.get("/openapi.json", use: operations.openAPI)
         return router
     }
 }

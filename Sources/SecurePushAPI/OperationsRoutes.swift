@@ -41,4 +41,10 @@ struct OperationsRoutes: Sendable {
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: api.metricsText())))
     }
+
+    func openAPI(_ request: Request, context: APIRequestContext) async throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.data)))
+    }
 }

@@ -6,15 +6,36 @@ struct DeviceCreatedBody: Encodable {
     var deviceSecret: String
 }
 
-/// One entry of `GET /v1/notifications`.
+/// One entry of `GET /v1/notifications`; `read_at` is `null` while unread (never left out).
 struct NotificationItemBody: Encodable {
     var id: String
     var createdAt: Date
     var readAt: Date?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(readAt, forKey: .readAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, createdAt, readAt
+    }
 }
 
-/// `GET /v1/notifications`: a page, newest first, and the cursor for the next one.
+/// `GET /v1/notifications`: a page, newest first, and the cursor for the next one (`null` on the last page).
 struct NotificationPageBody: Encodable {
     var notifications: [NotificationItemBody]
     var nextCursor: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(notifications, forKey: .notifications)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case notifications, nextCursor
+    }
 }

@@ -256,7 +256,9 @@ struct APIAbuseTests {
                 expectError(tooLarge, .contentTooLarge, "payload_too_large")
                 var headers = HTTPFields.bearer(token)
                 headers[HTTPField.Name("X-Padding")!] = String(repeating: "p", count: 40 * 1024)
-                let refused = try? await client.execute(uri: "/healthz", method: .get, headers: headers)
+                // The decoder refuses it before routing, on any path (this one is outside the contract, so the
+                // contract check does not ask for a documented body).
+                let refused = try? await client.execute(uri: "/any/path", method: .get, headers: headers)
                 #expect(refused == nil || refused!.status.code >= 400, "a 40 KiB header is refused (status or closed connection)")
             }
         }

@@ -36,7 +36,7 @@ public struct APIHarness: Sendable {
         let harness = APIHarness(database: database, logs: logs, tokens: tokens)
         let app = assembly.application(host: "127.0.0.1", port: 0, logger: logger)
         return try await app.test(.ahc(.http)) { client in
-            try await body(harness, client)
+            try await body(harness, ContractCheckingClient(client))
         }
     }
 
