@@ -1,8 +1,9 @@
 import Foundation
 import SecurePushCore
 
-/// The body of `POST /v1/devices`: `platform`, `token` and the platform's options, all strings.
-/// A browser's `PushSubscription.toJSON()` (`endpoint` + `keys`) is accepted for Web Push.
+/// The body of `POST /v1/devices`: `platform`, `token` and the platform's options, all strings, exactly as
+/// `docs/openapi.json` describes it. A browser's `PushSubscription.toJSON()` (`endpoint`, `keys`,
+/// `expirationTime`) is accepted for Web Push in place of `token`, `p256dh` and `auth`.
 struct DeviceRegistrationInput {
     var platform: String
     var token: String
@@ -17,25 +18,52 @@ struct DeviceRegistrationInput {
             let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
             throw APIError(.badRequest, code: "invalid_device", message: "\"platform\" is required: one of \(names).")
         }
-        if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") as? [String: Any] {
-            fields["token"] = subscription["endpoint"]
-            if let keys = subscription["keys"] as? [String: Any] {
-                fields["p256dh"] = keys["p256dh"]
-                fields["auth"] = keys["auth"]
-            }
+        if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") {
+            try Self.flatten(subscription: subscription, into: &fields)
         }
         guard let token = fields.removeValue(forKey: "token") as? String, !token.isEmpty else {
-            throw APIError(.badRequest, code: "invalid_device", message: "\"token\" is required (the push token, channel URI or endpoint).")
+            throw Self.invalid("\"token\" is required (the push token, channel URI or endpoint).")
         }
         var options: [String: String] = [:]
         for (key, value) in fields {
-            guard let string = value as? String else {
-                throw APIError(.badRequest, code: "invalid_device", message: "Platform option \"\(key)\" must be a string.")
-            }
+            guard let string = value as? String else { throw Self.invalid("Platform option \"\(key)\" must be a string.") }
             options[key] = string
+        }
+        // PostgreSQL text cannot hold NUL: refuse it here with a precise error instead of failing in the database.
+        for text in [platform, token] + options.keys + options.values where text.contains("\u{0}") {
+            throw Self.invalid("The registration contains a NUL character.")
         }
         self.platform = platform
         self.token = token
         self.optionsJSON = String(decoding: try JSONSerialization.data(withJSONObject: options, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// `{"endpoint", "keys": {"p256dh", "auth"}, "expirationTime"?}` becomes `token`, `p256dh`, `auth`;
+    /// anything else in it, or those fields given twice, is refused.
+    static func flatten(subscription value: Any, into fields: inout [String: Any]) throws {
+        guard var subscription = value as? [String: Any] else { throw invalid("\"subscription\" must be a PushSubscription object.") }
+        for key in ["token", "p256dh", "auth"] where fields[key] != nil {
+            throw invalid("Give either \"subscription\" or \"\(key)\", not both.")
+        }
+        if let expiration = subscription.removeValue(forKey: "expirationTime"), !(expiration is NSNull || expiration is NSNumber) {
+            throw invalid("\"subscription.expirationTime\" must be a number or null.")
+        }
+        guard let endpoint = subscription.removeValue(forKey: "endpoint") as? String,
+            var keys = subscription.removeValue(forKey: "keys") as? [String: Any],
+            let p256dh = keys.removeValue(forKey: "p256dh") as? String, let auth = keys.removeValue(forKey: "auth") as? String
+        else {
+            throw invalid("\"subscription\" needs \"endpoint\" and \"keys\" with \"p256dh\" and \"auth\" strings.")
+        }
+        guard subscription.isEmpty, keys.isEmpty else {
+            let extra = (Array(subscription.keys) + keys.keys.map { "keys.\($0)" }).sorted().joined(separator: ", ")
+            throw invalid("Unknown subscription field(s): \(extra).")
+        }
+        fields["token"] = endpoint
+        fields["p256dh"] = p256dh
+        fields["auth"] = auth
+    }
+
+    static func invalid(_ message: String) -> APIError {
+        APIError(.badRequest, code: "invalid_device", message: message)
     }
 }

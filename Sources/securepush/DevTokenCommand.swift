@@ -23,6 +23,9 @@ struct DevTokenCommand: AsyncParsableCommand {
         guard let secret = secret ?? environment["SECUREPUSH_USER_JWT_SECRET"], !secret.isEmpty else {
             throw ValidationError("SECUREPUSH_USER_JWT_SECRET is not set (dev-token signs HS256 tokens)")
         }
+        guard secret.utf8.count >= 32 else {
+            throw ValidationError("SECUREPUSH_USER_JWT_SECRET must be at least 32 bytes")
+        }
         guard let lifetime = ConfigurationValues.parseDuration(ttl), lifetime > .zero else {
             throw ValidationError("--ttl must be a duration like 30m or 1h")
         }

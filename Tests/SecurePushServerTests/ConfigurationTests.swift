@@ -41,7 +41,9 @@ struct ConfigurationTests {
         #expect(message(["SECUREPUSH_POLL_INTERVAL": "1 fortnight"])?.contains("SECUREPUSH_POLL_INTERVAL") == true)
         #expect(message(["SECUREPUSH_ROLE": "boss"])?.contains("SECUREPUSH_ROLE must be one of api, dispatcher, all") == true)
         #expect(message(["SECUREPUSH_PROVIDERS": "simulated,pager"])?.contains("pager") == true)
-        #expect(message(["SECUREPUSH_USER_JWT_SECRET": "short"])?.contains("at least 16 bytes") == true)
+        #expect(message(["SECUREPUSH_USER_JWT_SECRET": "short"])?.contains("at least 32 bytes") == true)
+        // 31 bytes would trip jwt-kit's HMAC key-size assertion (a crash in debug builds): refused up front.
+        #expect(message(["SECUREPUSH_USER_JWT_SECRET": String(repeating: "k", count: 31)])?.contains("at least 32 bytes") == true)
         #expect(
             message(["SECUREPUSH_USER_JWT_SECRET": String(repeating: "k", count: 32), "SECUREPUSH_USER_JWT_PUBLIC_KEY": "/x.pem"])?
                 .contains("not both") == true)
