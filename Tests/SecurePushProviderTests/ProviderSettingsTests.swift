@@ -159,8 +159,8 @@ struct ProviderSettingsTests {
         environment["SECUREPUSH_WNS_CLIENT_ID"] = "c"
         environment["SECUREPUSH_WNS_CLIENT_SECRET"] = "s"
         let configuration = try Self.configuration(environment)
-        try await TestSupport.withHTTPClient { client in
-            let providers = try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger)
+        try await TestSupport.withClients { client, pinned in
+            let providers = try ProviderFactory.makeProviders(configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger)
             #expect(providers.map(\.platform) == [.simulated, .apns, .fcm, .webpush, .wns])
             let apns = try #require(providers.first { $0.platform == .apns })
             #expect(await apns.send(TestSupport.push(token: "abcd", options: ["topic": "com.example.two"])).kind == "sent")
@@ -189,9 +189,11 @@ struct ProviderSettingsTests {
         environment.merge(FakeCredentials.environment(wns: wns)) { $1 }
         let configuration = try Self.configuration(environment)
 
-        try await TestSupport.withHTTPClient { client in
+        try await TestSupport.withClients { client, pinned in
             let providers = Dictionary(
-                uniqueKeysWithValues: try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger).map {
+                uniqueKeysWithValues: try ProviderFactory.makeProviders(
+                    configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger
+                ).map {
                     ($0.platform, $0)
                 })
             let subscription = webPush.subscribe()
