@@ -25,6 +25,7 @@ public struct APIAssembly: Sendable {
             userTokens: try await configuration.http.makeUserTokenVerifier(),
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )
+        self.context.endpointPolicies = configuration.providerSettings.endpointPolicies
     }
 
     /// The Hummingbird application, bound to `host:port`.
