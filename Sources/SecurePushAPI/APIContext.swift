@@ -17,6 +17,9 @@ public struct APIContext: Sendable {
     public var limits = APILimits()
     /// The longest one database call of a request may take (then the request answers 503 `unavailable`).
     public var databaseTimeout: Duration = .seconds(10)
+    /// Which Web Push endpoints and WNS channel URIs a device may register (checked without DNS; the
+    /// dispatcher checks the resolved addresses at send time).
+    public var endpointPolicies = PushEndpointPolicies()
 
     /// Creates a context.
     public init(stores: APIStores, userTokens: UserTokenVerifier, metricsText: @escaping @Sendable () -> String) {

@@ -33,6 +33,10 @@ struct DeviceRegistrationInput {
         for text in [platform, token] + options.keys + options.values where text.contains("\u{0}") {
             throw Self.invalid("The registration contains a NUL character.")
         }
+        // Push URLs are printable ASCII without spaces (anything else would be percent-encoded by a client).
+        if [Platform.webpush.rawValue, Platform.wns.rawValue].contains(platform), !token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            throw Self.invalid("The endpoint must be an https URL of printable ASCII characters.")
+        }
         self.platform = platform
         self.token = token
         self.optionsJSON = String(decoding: try JSONSerialization.data(withJSONObject: options, options: [.sortedKeys]), as: UTF8.self)
@@ -45,8 +49,10 @@ struct DeviceRegistrationInput {
         for key in ["token", "p256dh", "auth"] where fields[key] != nil {
             throw invalid("Give either \"subscription\" or \"\(key)\", not both.")
         }
-        if let expiration = subscription.removeValue(forKey: "expirationTime"), !(expiration is NSNull || expiration is NSNumber) {
-            throw invalid("\"subscription.expirationTime\" must be a number or null.")
+        if let expiration = subscription.removeValue(forKey: "expirationTime"), !(expiration is NSNull) {
+            // Re-read strictly: JSONSerialization hands back booleans as numbers, JSONDecoder does not.
+            let number = (try? JSONSerialization.data(withJSONObject: [expiration])).flatMap { try? JSONDecoder().decode([Double].self, from: $0) }
+            guard number != nil else { throw invalid("\"subscription.expirationTime\" must be a number or null.") }
         }
         guard let endpoint = subscription.removeValue(forKey: "endpoint") as? String,
             var keys = subscription.removeValue(forKey: "keys") as? [String: Any],

@@ -18,6 +18,7 @@ struct DeviceRoutes: Sendable {
             throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
         }
         let input = try DeviceRegistrationInput(json: Data(buffer: body))
+        try checkEndpoint(input)
         do {
             let registration = try await api.database {
                 try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON)
@@ -28,6 +29,18 @@ struct DeviceRoutes: Sendable {
             )
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: "invalid_device", message: error.message)
+        }
+    }
+
+    /// Refuses a Web Push endpoint or WNS channel URI the dispatcher would never send to: not https, a
+    /// host not on the allowlist, or a non-public IP literal (server-side request forgery). No DNS lookup.
+    func checkEndpoint(_ input: DeviceRegistrationInput) throws {
+        guard let platform = Platform(rawValue: input.platform), let policy = api.endpointPolicies.policy(for: platform) else { return }
+        do {
+            _ = try policy.check(input.token)
+        } catch {
+            let label = PushEndpointPolicies.label(for: platform)
+            throw APIError(.badRequest, code: "invalid_device", message: "The \(label) is refused: \(error.reason).")
         }
     }
 

@@ -28,6 +28,7 @@ public struct APIAssembly: Sendable {
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )
         self.context.limits = configuration.http.limits
+        self.context.endpointPolicies = configuration.providerSettings.endpointPolicies
     }
 
     /// The Hummingbird application, bound to `host:port`.

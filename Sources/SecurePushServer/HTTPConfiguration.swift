@@ -31,7 +31,8 @@ public struct HTTPConfiguration: Sendable {
             throw ConfigurationError("set either SECUREPUSH_USER_JWT_SECRET (HS256) or SECUREPUSH_USER_JWT_PUBLIC_KEY (ES256/RS256), not both")
         case (.some(let secret), nil):
             guard secret.utf8.count >= 32 else {
-                throw ConfigurationError("SECUREPUSH_USER_JWT_SECRET must be at least 32 bytes (HS256 keys shorter than the hash are refused; use 32 random bytes)")
+                throw ConfigurationError(
+                    "SECUREPUSH_USER_JWT_SECRET must be at least 32 bytes (HS256 keys shorter than the hash are refused; use 32 random bytes)")
             }
             self.userTokenKey = .hs256(secret: secret)
         case (nil, .some(let key)):

@@ -11,16 +11,31 @@ public enum ProviderFactory {
     /// never following redirects (Web Push and WNS URLs are device-supplied). The caller owns it and
     /// must shut it down (`SecurePushServer` does, after its services stopped).
     public static func makeHTTPClient() -> HTTPClient {
+        HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpClientConfiguration)
+    }
+
+    /// The configuration of `makeHTTPClient()`'s client.
+    public static var httpClientConfiguration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.httpVersion = .automatic
         configuration.timeout.connect = .seconds(10)
         configuration.connectionPool.idleTimeout = .seconds(600)
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return configuration
     }
 
-    /// One provider per configured platform, real ones using `httpClient` (which the caller owns).
-    public static func makeProviders(_ configuration: SecurePushConfiguration, httpClient: HTTPClient?, logger: Logger) throws -> [any PushProvider] {
+    /// The clients Web Push and WNS send through, each connecting one device-supplied host to the address
+    /// that was checked (configured like `makeHTTPClient()`'s, on the same event loop group). The caller
+    /// owns them and must shut them down (`SecurePushServer` does, after its services stopped).
+    public static func makePinnedClients(capacity: Int = 64) -> PinnedHTTPClients {
+        PinnedHTTPClients(configuration: httpClientConfiguration, capacity: capacity)
+    }
+
+    /// One provider per configured platform, real ones using `httpClient` and, for Web Push and WNS,
+    /// `pinnedClients` (both owned by the caller).
+    public static func makeProviders(
+        _ configuration: SecurePushConfiguration, httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients? = nil, logger: Logger
+    ) throws -> [any PushProvider] {
         let settings = configuration.providerSettings
         return try configuration.providers.map { platform -> any PushProvider in
             func client() throws -> HTTPClient {
@@ -28,6 +43,12 @@ public enum ProviderFactory {
                     throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given")
                 }
                 return httpClient
+            }
+            func pinned() throws -> PinnedHTTPClients {
+                guard let pinnedClients else {
+                    throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no pinned HTTP clients were given")
+                }
+                return pinnedClients
             }
             func missing() -> ConfigurationError {
                 ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but its settings were not read")
@@ -45,10 +66,10 @@ public enum ProviderFactory {
                     return try FCMProvider(configuration: fcm, httpClient: try client(), logger: logger)
                 case .webpush:
                     guard let webPush = settings.webPush else { throw missing() }
-                    return try WebPushProvider(configuration: webPush, httpClient: try client(), logger: logger)
+                    return try WebPushProvider(configuration: webPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
                 case .wns:
                     guard let wns = settings.wns else { throw missing() }
-                    return try WNSProvider(configuration: wns, httpClient: try client(), logger: logger)
+                    return try WNSProvider(configuration: wns, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
                 }
             } catch let error as ConfigurationError {
                 throw error

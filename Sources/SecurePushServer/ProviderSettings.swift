@@ -8,7 +8,10 @@ import SecurePushStore
 /// `SECUREPUSH_FCM_*`, `SECUREPUSH_WEBPUSH_*` and `SECUREPUSH_WNS_*` (see docs/providers.md).
 ///
 /// Only platforms listed in `SECUREPUSH_PROVIDERS` are read; for those, a missing or unreadable
-/// credential is a start-up `ConfigurationError` naming the setting (never echoing a secret).
+/// credential is a start-up `ConfigurationError` naming the setting (never echoing a secret). The endpoint
+/// policies (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`,
+/// `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS`) are always read: the API checks registrations against them
+/// without any provider credential.
 public struct ProviderSettings: Sendable {
     /// APNs, when enabled.
     public var apns: APNsConfiguration?
@@ -18,16 +21,22 @@ public struct ProviderSettings: Sendable {
     public var webPush: WebPushConfiguration?
     /// WNS, when enabled.
     public var wns: WNSConfiguration?
+    /// Which Web Push endpoints and WNS channel URIs may be registered and pushed to, read whichever
+    /// platforms are enabled.
+    public var endpointPolicies: PushEndpointPolicies
 
-    /// No real platform configured.
-    public init() {}
+    /// No real platform configured; the default endpoint policies.
+    public init() {
+        endpointPolicies = PushEndpointPolicies()
+    }
 
-    /// Reads the settings of every platform in `platforms`.
+    /// Reads the endpoint policies and the settings of every platform in `platforms`.
     public init(values: ConfigurationValues, platforms: [Platform]) throws {
+        endpointPolicies = try Self.endpointPolicies(values)
         if platforms.contains(.apns) { apns = try Self.apns(values) }
         if platforms.contains(.fcm) { fcm = try Self.fcm(values) }
-        if platforms.contains(.webpush) { webPush = try Self.webPush(values) }
-        if platforms.contains(.wns) { wns = try Self.wns(values) }
+        if platforms.contains(.webpush) { webPush = try Self.webPush(values, policy: endpointPolicies.webPush) }
+        if platforms.contains(.wns) { wns = try Self.wns(values, policy: endpointPolicies.wns) }
     }
 
     static let timeoutRange: ClosedRange<Duration> = .seconds(1)...(.seconds(120))
@@ -114,7 +123,7 @@ public struct ProviderSettings: Sendable {
 
     // MARK: Web Push
 
-    static func webPush(_ values: ConfigurationValues) throws -> WebPushConfiguration {
+    static func webPush(_ values: ConfigurationValues, policy: PushEndpointPolicy) throws -> WebPushConfiguration {
         let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
         let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
         let key: P256.Signing.PrivateKey
@@ -133,13 +142,15 @@ public struct ProviderSettings: Sendable {
             vapidKey: key,
             subject: subject,
             caFile: try caFile(values, "SECUREPUSH_WEBPUSH_CA_FILE"),
-            requestTimeout: try values.duration("SECUREPUSH_WEBPUSH_TIMEOUT", default: .seconds(10), in: timeoutRange)
+            requestTimeout: try values.duration("SECUREPUSH_WEBPUSH_TIMEOUT", default: .seconds(10), in: timeoutRange),
+            allowedHosts: policy.allowedHosts,
+            allowedPrivateNetworks: policy.allowedPrivateNetworks
         )
     }
 
     // MARK: WNS
 
-    static func wns(_ values: ConfigurationValues) throws -> WNSConfiguration {
+    static func wns(_ values: ConfigurationValues, policy: PushEndpointPolicy) throws -> WNSConfiguration {
         let clientID = try required(values, "SECUREPUSH_WNS_CLIENT_ID", hint: "the app's package SID or Entra application (client) id")
         let secret: String
         if let file = values.string("SECUREPUSH_WNS_CLIENT_SECRET_FILE") {
@@ -148,14 +159,13 @@ public struct ProviderSettings: Sendable {
         } else {
             secret = try required(values, "SECUREPUSH_WNS_CLIENT_SECRET", hint: "the client secret (or SECUREPUSH_WNS_CLIENT_SECRET_FILE)")
         }
-        let hosts = values.string("SECUREPUSH_WNS_ALLOWED_HOSTS").map(list) ?? ["notify.windows.com"]
-        guard !hosts.isEmpty else { throw ConfigurationError("SECUREPUSH_WNS_ALLOWED_HOSTS must list at least one host") }
         return WNSConfiguration(
             clientID: clientID,
             clientSecret: secret,
             tokenURL: try baseURL(values, "SECUREPUSH_WNS_TOKEN_URL", default: WNSConfiguration.defaultTokenURL),
             scope: values.string("SECUREPUSH_WNS_SCOPE") ?? WNSConfiguration.defaultScope,
-            allowedHostSuffixes: hosts,
+            allowedHostSuffixes: policy.allowedHosts,
+            allowedPrivateNetworks: policy.allowedPrivateNetworks,
             caFile: try caFile(values, "SECUREPUSH_WNS_CA_FILE"),
             requestTimeout: try values.duration("SECUREPUSH_WNS_TIMEOUT", default: .seconds(10), in: timeoutRange)
         )

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushProviders
 import SecurePushStore
 import ServiceLifecycle
 
@@ -29,20 +30,24 @@ public struct SecurePushServer {
                 "SECUREPUSH_PROVIDERS lists no push platform, so this dispatcher could send nothing; list at least one (for example simulated) or run with --role api"
             )
         }
-        // Owned here: created before the providers that use it, shut down after the services stopped.
+        // Owned here: created before the providers that use them, shut down after the services stopped.
         let httpClient = configuration.providers.contains { $0 != .simulated } ? ProviderFactory.makeHTTPClient() : nil
+        let pinnedClients = configuration.providers.contains { $0 == .webpush || $0 == .wns } ? ProviderFactory.makePinnedClients() : nil
         do {
-            try await run(httpClient: httpClient)
+            try await run(httpClient: httpClient, pinnedClients: pinnedClients)
+            await pinnedClients?.shutdown()
             try await httpClient?.shutdown()
         } catch {
+            await pinnedClients?.shutdown()
             try? await httpClient?.shutdown()
             throw error
         }
     }
 
-    private func run(httpClient: HTTPClient?) async throws {
+    private func run(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?) async throws {
         let providers =
-            configuration.role.runsDispatcher ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: logger) : []
+            configuration.role.runsDispatcher
+            ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger) : []
         try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
 
         let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)

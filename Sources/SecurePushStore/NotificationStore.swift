@@ -50,18 +50,18 @@ public struct ListCursor: Sendable, Hashable {
         self.id = id
     }
 
-    /// An opaque token: base64url of "micros.uuid".
+    /// The token clients pass back: `<micros>_<uuid>`. Any string of that form is a position in the
+    /// listing (so the contract can describe exactly which cursors are valid); clients treat it as opaque.
     public var token: String {
-        Data("\(createdAtMicros).\(id.uuidString.lowercased())".utf8).base64URLEncodedString
+        "\(createdAtMicros)_\(id.uuidString.lowercased())"
     }
 
     /// Parses a token made by `token`; `nil` if malformed.
     public init?(token: String) {
-        guard token.count <= 128, let data = Data(base64URLEncoded: token), let text = String(data: data, encoding: .utf8) else {
-            return nil
-        }
-        let parts = text.split(separator: ".", maxSplits: 1)
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        let parts = token.split(separator: "_", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...18).contains(parts[0].count), parts[0].allSatisfy(\.isASCII), let micros = Int64(parts[0]),
+            parts[1].count == 36, let id = UUID(uuidString: String(parts[1]))
+        else { return nil }
         self.init(createdAtMicros: micros, id: id)
     }
 }

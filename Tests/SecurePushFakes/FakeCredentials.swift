@@ -69,18 +69,25 @@ public enum FakeCredentials {
         ["SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": account.path, "SECUREPUSH_FCM_URL": fake.baseURL, "SECUREPUSH_FCM_CA_FILE": fake.caFile]
     }
 
-    /// Settings for Web Push trusting `fake`'s certificate.
+    /// What lets the dispatcher reach the fakes on loopback: the non-public block they live in.
+    public static let loopbackNetworks = "127.0.0.0/8"
+
+    /// Settings for Web Push trusting `fake`'s certificate (allowing endpoints on 127.0.0.1 and localhost, on loopback).
     public static func environment(webPush fake: FakeWebPushServer, vapidKeyFile: String, subject: String = "mailto:ops@example.com") -> [String:
         String]
     {
-        ["SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapidKeyFile, "SECUREPUSH_WEBPUSH_SUBJECT": subject, "SECUREPUSH_WEBPUSH_CA_FILE": fake.caFile]
+        [
+            "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapidKeyFile, "SECUREPUSH_WEBPUSH_SUBJECT": subject, "SECUREPUSH_WEBPUSH_CA_FILE": fake.caFile,
+            "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1,localhost", "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks,
+        ]
     }
 
-    /// Settings pointing WNS at `fake` (allowing channel URIs on 127.0.0.1).
+    /// Settings pointing WNS at `fake` (allowing channel URIs on 127.0.0.1, on loopback).
     public static func environment(wns fake: FakeWNSServer) -> [String: String] {
         [
             "SECUREPUSH_WNS_CLIENT_ID": fake.clientID, "SECUREPUSH_WNS_CLIENT_SECRET": fake.clientSecret, "SECUREPUSH_WNS_TOKEN_URL": fake.tokenURL,
-            "SECUREPUSH_WNS_SCOPE": fake.scope, "SECUREPUSH_WNS_ALLOWED_HOSTS": "127.0.0.1", "SECUREPUSH_WNS_CA_FILE": fake.caFile,
+            "SECUREPUSH_WNS_SCOPE": fake.scope, "SECUREPUSH_WNS_ALLOWED_HOSTS": "127.0.0.1",
+            "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks, "SECUREPUSH_WNS_CA_FILE": fake.caFile,
         ]
     }
 

@@ -56,6 +56,9 @@ public final class FakeWebPushServer: Sendable {
     public var caFile: String { server.authority.caFile }
     /// The origin VAPID `aud` must name.
     public var origin: String { server.baseURL }
+    /// The origins accepted as VAPID `aud`: `origin`, and the same server named `localhost` (the
+    /// certificate covers both; endpoint-pinning tests reach it by name).
+    public var origins: Set<String> { [origin, "https://localhost:\(server.port)"] }
 
     /// Starts a fake Web Push service.
     public static func start() async throws -> FakeWebPushServer {
@@ -130,7 +133,7 @@ public final class FakeWebPushServer: Sendable {
             jwt.header["alg"] == "ES256", jwt.verifiesES256(with: key)
         else { return refuse(401, "VAPID signature invalid") }
         let now = Date().timeIntervalSince1970
-        guard jwt.string("aud") == origin else { return refuse(403, "VAPID aud is not the origin") }
+        guard let aud = jwt.string("aud"), origins.contains(aud) else { return refuse(403, "VAPID aud is not the origin") }
         guard let exp = jwt.number("exp"), exp > now, exp <= now + 86_400 + 60 else { return refuse(403, "VAPID exp out of range") }
         guard let sub = jwt.string("sub"), sub.hasPrefix("mailto:") || sub.hasPrefix("https:") else { return refuse(403, "VAPID sub missing") }
 

@@ -46,8 +46,9 @@ func withPlatformDispatcher(
     environment["SECUREPUSH_PROVIDERS"] = platforms
     let configuration = try SecurePushConfiguration(environment: environment)
     let httpClient = ProviderFactory.makeHTTPClient()
+    let pinnedClients = ProviderFactory.makePinnedClients()
     do {
-        let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: db.logger)
+        let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: db.logger)
         let harness = try DispatcherHarness(
             database: db,
             configuration: platformTestConfiguration,
@@ -62,9 +63,11 @@ func withPlatformDispatcher(
         }
         await harness.stop()
     } catch {
+        await pinnedClients.shutdown()
         try? await httpClient.shutdown()
         throw error
     }
+    await pinnedClients.shutdown()
     try await httpClient.shutdown()
 }
 

@@ -68,18 +68,18 @@ struct LogHygieneTests {
         let wns = try await FakeWNSServer.start(clientID: "client", clientSecret: "very-secret-value")
         let channel = wns.makeChannelURI()
         wns.script(channel: channel, .reject(status: 403))
-        try await TestSupport.withHTTPClient { client in
+        try await TestSupport.withClients { client, pinned in
             let good = try WNSProvider(
                 configuration: WNSConfiguration(
                     clientID: "client", clientSecret: "very-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
-                    caFile: wns.caFile),
-                httpClient: client, logger: logs.logger)
+                    allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
+                httpClient: client, pinnedClients: pinned, logger: logs.logger)
             _ = await good.send(TestSupport.push(token: channel, platform: .wns))
             let bad = try WNSProvider(
                 configuration: WNSConfiguration(
                     clientID: "client", clientSecret: "wrong-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
-                    caFile: wns.caFile),
-                httpClient: client, logger: logs.logger)
+                    allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
+                httpClient: client, pinnedClients: pinned, logger: logs.logger)
             _ = await bad.send(TestSupport.push(token: wns.makeChannelURI(), platform: .wns))
         }
         let accessTokens = Set(wns.requests.compactMap { $0.header("authorization") }.map { $0.replacingOccurrences(of: "Bearer ", with: "") })

@@ -159,8 +159,8 @@ struct ProviderSettingsTests {
         environment["SECUREPUSH_WNS_CLIENT_ID"] = "c"
         environment["SECUREPUSH_WNS_CLIENT_SECRET"] = "s"
         let configuration = try Self.configuration(environment)
-        try await TestSupport.withHTTPClient { client in
-            let providers = try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger)
+        try await TestSupport.withClients { client, pinned in
+            let providers = try ProviderFactory.makeProviders(configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger)
             #expect(providers.map(\.platform) == [.simulated, .apns, .fcm, .webpush, .wns])
             let apns = try #require(providers.first { $0.platform == .apns })
             #expect(await apns.send(TestSupport.push(token: "abcd", options: ["topic": "com.example.two"])).kind == "sent")
@@ -189,9 +189,11 @@ struct ProviderSettingsTests {
         environment.merge(FakeCredentials.environment(wns: wns)) { $1 }
         let configuration = try Self.configuration(environment)
 
-        try await TestSupport.withHTTPClient { client in
+        try await TestSupport.withClients { client, pinned in
             let providers = Dictionary(
-                uniqueKeysWithValues: try ProviderFactory.makeProviders(configuration, httpClient: client, logger: TestSupport.logger).map {
+                uniqueKeysWithValues: try ProviderFactory.makeProviders(
+                    configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger
+                ).map {
                     ($0.platform, $0)
                 })
             let subscription = webPush.subscribe()
@@ -212,5 +214,54 @@ struct ProviderSettingsTests {
         #expect(webPush.deliveries.count == 1)
         #expect(wns.delivered.count == 1)
         for fake in [apns.server, fcm.server, webPush.server, wns.server] { await fake.shutdown() }
+    }
+}
+
+@Suite("Endpoint allowlists from the environment")
+struct EndpointSettingsTests {
+    @Test("read whichever platforms are enabled, so an API-only process checks registrations without credentials")
+    func readWithoutProviders() throws {
+        let defaults = try ProviderSettingsTests.configuration(["SECUREPUSH_PROVIDERS": ""]).providerSettings.endpointPolicies
+        #expect(defaults.webPush.allowedHosts == ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"])
+        #expect(defaults.wns.allowedHosts == ["notify.windows.com"])
+        #expect(defaults.webPush.allowedPrivateNetworks.isEmpty)
+
+        let configured = try ProviderSettingsTests.configuration([
+            "SECUREPUSH_PROVIDERS": "simulated", "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "ntfy.example.org, *.up.example.org",
+            "SECUREPUSH_WNS_ALLOWED_HOSTS": "notify.windows.com,wns.example.test",
+            "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "10.8.0.0/16, fd00::/8",
+        ]).providerSettings.endpointPolicies
+        #expect(configured.webPush.allowedHosts == ["ntfy.example.org", "up.example.org"])
+        #expect(configured.wns.allowedHosts == ["notify.windows.com", "wns.example.test"])
+        #expect(configured.webPush.allowedPrivateNetworks == [IPNetwork("10.8.0.0/16")!, IPNetwork("fd00::/8")!])
+        #expect(configured.wns.allowedPrivateNetworks == configured.webPush.allowedPrivateNetworks)
+    }
+
+    @Test("the providers get the same policies")
+    func providersShareThePolicies() throws {
+        let wns = try #require(
+            try ProviderSettingsTests.configuration([
+                "SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s",
+                "SECUREPUSH_WNS_ALLOWED_HOSTS": "wns.example.test", "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "10.0.0.0/8",
+            ]).providerSettings.wns)
+        #expect(wns.endpointPolicy.allowedHosts == ["wns.example.test"])
+        #expect(wns.endpointPolicy.allowedPrivateNetworks == [IPNetwork("10.0.0.0/8")!])
+    }
+
+    @Test("bad values stop start-up with a message naming the setting")
+    func badValues() {
+        let cases: [([String: String], String)] = [
+            (["SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "10.0.0.1/8"], "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS lists \"10.0.0.1/8\""),
+            (["SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "ten"], "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS lists \"ten\""),
+            (
+                ["SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "https://push.example.com/"],
+                "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS lists \"https://push.example.com/\""
+            ),
+            (["SECUREPUSH_WNS_ALLOWED_HOSTS": " , "], "SECUREPUSH_WNS_ALLOWED_HOSTS must list at least one host"),
+        ]
+        for (environment, prefix) in cases {
+            let message = ProviderSettingsTests.message(environment.merging(["SECUREPUSH_PROVIDERS": ""]) { $1 })
+            #expect(message?.hasPrefix(prefix) == true, "\(message ?? "no error")")
+        }
     }
 }

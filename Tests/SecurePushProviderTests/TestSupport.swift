@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SecurePushCore
 import SecurePushFakes
+import SecurePushProviders
 
 /// Helpers shared by the provider tests.
 enum TestSupport {
@@ -14,12 +15,32 @@ enum TestSupport {
 
     /// A client configured as the server configures it: HTTP/2 when ALPN offers it, never following redirects.
     static func makeHTTPClient() -> HTTPClient {
+        HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    }
+
+    static var clientConfiguration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.httpVersion = .automatic
         configuration.timeout.connect = .seconds(5)
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return configuration
     }
+
+    /// Runs `body` with a fresh client and pinned clients (for Web Push and WNS), shutting both down afterwards.
+    static func withClients<T>(_ body: (HTTPClient, PinnedHTTPClients) async throws -> T) async throws -> T {
+        let pinned = PinnedHTTPClients(configuration: clientConfiguration, capacity: 8)
+        do {
+            let value = try await withHTTPClient { try await body($0, pinned) }
+            await pinned.shutdown()
+            return value
+        } catch {
+            await pinned.shutdown()
+            throw error
+        }
+    }
+
+    /// The loopback block the fakes live in, allowed as a private network in tests.
+    static let loopback = [IPNetwork("127.0.0.0/8")!]
 
     /// Runs `body` with a fresh client and shuts the client down afterwards.
     static func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {

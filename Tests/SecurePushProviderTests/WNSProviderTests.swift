@@ -8,16 +8,20 @@ struct WNSFixture {
     let fake: FakeWNSServer
     let provider: WNSProvider
 
-    static func with<T>(secret: String = "s3cret", requestTimeout: Duration = .seconds(10), _ body: (WNSFixture) async throws -> T) async throws -> T
-    {
+    static func with<T>(
+        secret: String = "s3cret", requestTimeout: Duration = .seconds(10), allowedHosts: [String] = ["127.0.0.1", "localhost"],
+        allowedPrivateNetworks: [IPNetwork] = TestSupport.loopback, resolver: any HostResolver = SystemHostResolver(),
+        _ body: (WNSFixture) async throws -> T
+    ) async throws -> T {
         let fake = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-1", clientSecret: "s3cret")
         do {
-            let value = try await TestSupport.withHTTPClient { client in
+            let value = try await TestSupport.withClients { client, pinned in
                 let provider = try WNSProvider(
                     configuration: WNSConfiguration(
                         clientID: "ms-app://s-1-15-2-1", clientSecret: secret, tokenURL: fake.tokenURL,
-                        allowedHostSuffixes: ["127.0.0.1"], caFile: fake.caFile, requestTimeout: requestTimeout),
-                    httpClient: client, logger: TestSupport.logger)
+                        allowedHostSuffixes: allowedHosts, allowedPrivateNetworks: allowedPrivateNetworks, caFile: fake.caFile,
+                        requestTimeout: requestTimeout),
+                    httpClient: client, pinnedClients: pinned, resolver: resolver, logger: TestSupport.logger)
                 return try await body(WNSFixture(fake: fake, provider: provider))
             }
             await fake.shutdown()
@@ -134,9 +138,10 @@ struct WNSProviderTests {
             #expect(fixture.fake.requests.isEmpty)
         }
         // The production default allows only Microsoft's notification hosts.
-        try await TestSupport.withHTTPClient { client in
+        try await TestSupport.withClients { client, pinned in
             let production = try WNSProvider(
-                configuration: WNSConfiguration(clientID: "c", clientSecret: "s"), httpClient: client, logger: TestSupport.logger)
+                configuration: WNSConfiguration(clientID: "c", clientSecret: "s"), httpClient: client, pinnedClients: pinned,
+                logger: TestSupport.logger)
             #expect(production.isAllowedChannel("https://db5p.notify.windows.com/w/?token=abc"))
             #expect(!production.isAllowedChannel("https://notify.windows.com.evil.com/w/?token=abc"))
             #expect(!production.isAllowedChannel("https://evilnotify.windows.com/w/"))

@@ -10,15 +10,20 @@ struct WebPushFixture {
     let provider: WebPushProvider
     let vapidKey: P256.Signing.PrivateKey
 
-    static func with<T>(requestTimeout: Duration = .seconds(10), _ body: (WebPushFixture) async throws -> T) async throws -> T {
+    static func with<T>(
+        requestTimeout: Duration = .seconds(10), allowedHosts: [String] = ["127.0.0.1", "localhost"],
+        allowedPrivateNetworks: [IPNetwork] = TestSupport.loopback,
+        resolver: any HostResolver = SystemHostResolver(), _ body: (WebPushFixture) async throws -> T
+    ) async throws -> T {
         let fake = try await FakeWebPushServer.start()
         do {
-            let value = try await TestSupport.withHTTPClient { client in
+            let value = try await TestSupport.withClients { client, pinned in
                 let key = P256.Signing.PrivateKey()
                 let provider = try WebPushProvider(
                     configuration: WebPushConfiguration(
-                        vapidKey: key, subject: "mailto:push@example.com", caFile: fake.caFile, requestTimeout: requestTimeout),
-                    httpClient: client, logger: TestSupport.logger)
+                        vapidKey: key, subject: "mailto:push@example.com", caFile: fake.caFile, requestTimeout: requestTimeout,
+                        allowedHosts: allowedHosts, allowedPrivateNetworks: allowedPrivateNetworks),
+                    httpClient: client, pinnedClients: pinned, resolver: resolver, logger: TestSupport.logger)
                 return try await body(WebPushFixture(fake: fake, provider: provider, vapidKey: key))
             }
             await fake.shutdown()

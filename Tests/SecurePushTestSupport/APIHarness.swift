@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import SecurePushAPI
+import SecurePushCore
 import SecurePushServer
 
 /// Runs the real HTTP API (Hummingbird, live on loopback) against a test database.
@@ -22,11 +23,15 @@ public struct APIHarness: Sendable {
         logs: CapturedLogs = CapturedLogs(),
         databaseTimeout: Duration? = nil,
         limits: APILimits? = nil,
+        environment: [String: String] = [:],
         _ body: @Sendable (APIHarness, any TestClientProtocol) async throws -> T
     ) async throws -> T {
         var values = ProcessInfo.processInfo.environment
         values["SECUREPUSH_USER_JWT_SECRET"] = jwtSecret
         values["DATABASE_URL"] = "postgres://test@127.0.0.1/test"
+        // The public push services plus the example host the tests register Web Push endpoints on.
+        values["SECUREPUSH_WEBPUSH_ALLOWED_HOSTS"] = (PushEndpointPolicies.defaultWebPushHosts + ["push.example.com"]).joined(separator: ",")
+        values.merge(environment) { $1 }
         let configuration = try SecurePushConfiguration(environment: values)
         let logger = logs.logger(label: "securepush.test.api")
         var assembly = try await APIAssembly(client: database.client, configuration: configuration, logger: logger)

@@ -38,16 +38,18 @@ struct ProviderTransport: Sendable {
     }
 
     /// POSTs `body` and collects at most `bodyLimit` bytes of the answer. Throws transport errors
-    /// (see `TransportFailure`); `tls` overrides the transport's own for this request.
+    /// (see `TransportFailure`); `tls` overrides the transport's own for this request, `client` the
+    /// shared client (an `EndpointGuard`'s pinned one).
     func post(
-        _ url: String, headers: HTTPHeaders, body: ByteBuffer, tls: TLSConfiguration? = nil, bodyLimit: Int = 64 * 1024, logger: Logger?
+        _ url: String, headers: HTTPHeaders, body: ByteBuffer, tls: TLSConfiguration? = nil, bodyLimit: Int = 64 * 1024,
+        client: HTTPClient? = nil, logger: Logger?
     ) async throws -> ProviderResponse {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.tlsConfiguration = tls ?? self.tls
         request.headers = headers
         request.body = .bytes(body)
-        let response = try await httpClient.execute(request, timeout: timeout.timeAmount, logger: logger)
+        let response = try await (client ?? httpClient).execute(request, timeout: timeout.timeAmount, logger: logger)
         let collected = try await response.body.collect(upTo: bodyLimit)
         return ProviderResponse(status: Int(response.status.code), headers: response.headers, body: collected)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 
 /// Settings of the WNS provider.
 public struct WNSConfiguration: Sendable {
@@ -15,9 +16,12 @@ public struct WNSConfiguration: Sendable {
     public var tokenURL: String
     /// The OAuth scope requested.
     public var scope: String
+    /// Which channel URIs may be pushed to (`SECUREPUSH_WNS_ALLOWED_HOSTS`,
+    /// `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS`). Channel URIs are attacker-supplied, so the hosts stay
+    /// Microsoft's outside tests.
+    public var endpointPolicy: PushEndpointPolicy
     /// Hosts channel URIs may point at: the host itself or a subdomain of one of these.
-    /// Channel URIs are attacker-supplied, so this stays Microsoft's hosts outside tests.
-    public var allowedHostSuffixes: [String]
+    public var allowedHostSuffixes: [String] { endpointPolicy.allowedHosts }
     /// PEM CA certificates to trust instead of the system store (tests).
     public var caFile: String?
     /// Deadline of one request.
@@ -25,13 +29,14 @@ public struct WNSConfiguration: Sendable {
     /// Back-off when WNS answers 406 (throttled) without a `Retry-After`.
     public var throttleBackoff: Duration
 
-    /// Creates a configuration.
+    /// Creates a configuration; `allowedPrivateNetworks` are the non-public blocks channel URIs may still reach.
     public init(
         clientID: String,
         clientSecret: String,
         tokenURL: String = Self.defaultTokenURL,
         scope: String = Self.defaultScope,
-        allowedHostSuffixes: [String] = ["notify.windows.com"],
+        allowedHostSuffixes: [String] = PushEndpointPolicies.defaultWNSHosts,
+        allowedPrivateNetworks: [IPNetwork] = [],
         caFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
         throttleBackoff: Duration = .seconds(60)
@@ -40,7 +45,8 @@ public struct WNSConfiguration: Sendable {
         self.clientSecret = clientSecret
         self.tokenURL = tokenURL
         self.scope = scope
-        self.allowedHostSuffixes = allowedHostSuffixes
+        self.endpointPolicy = PushEndpointPolicy(
+            allowedHosts: allowedHostSuffixes, allowedPrivateNetworks: allowedPrivateNetworks, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS")
         self.caFile = caFile
         self.requestTimeout = requestTimeout
         self.throttleBackoff = throttleBackoff

@@ -11,10 +11,17 @@ public struct WNSProvider: PushProvider {
     let configuration: WNSConfiguration
     let transport: ProviderTransport
     let tokens: OAuthTokenSource
+    let endpoints: EndpointGuard
 
-    /// Creates a provider. Throws when the CA file cannot be read.
-    public init(configuration: WNSConfiguration, httpClient: HTTPClient, logger: Logger) throws {
+    /// Creates a provider sending through `httpClient` and `pinnedClients` (both owned by the caller),
+    /// resolving channel hosts with `resolver`. Throws when the CA file cannot be read.
+    public init(
+        configuration: WNSConfiguration, httpClient: HTTPClient, pinnedClients: PinnedHTTPClients,
+        resolver: any HostResolver = SystemHostResolver(), logger: Logger
+    ) throws {
         self.configuration = configuration
+        self.endpoints = EndpointGuard(
+            policy: configuration.endpointPolicy, resolver: resolver, clients: pinnedClients, resolveTimeout: configuration.requestTimeout)
         self.transport = try ProviderTransport(
             httpClient: httpClient, caFile: configuration.caFile, timeout: configuration.requestTimeout, logger: logger)
         let form = OAuthTokenSource.formEncode([
@@ -29,21 +36,23 @@ public struct WNSProvider: PushProvider {
         get async { await tokens.fetches }
     }
 
-    /// Whether `channelURI` is an https URL on an allowed host.
+    /// Whether `channelURI` passes the endpoint policy before resolution: https, an allowed host, and
+    /// a public (or allowed) address when the host is an IP literal.
     public func isAllowedChannel(_ channelURI: String) -> Bool {
-        guard let url = URL(string: channelURI), url.scheme?.lowercased() == "https", let host = url.host?.lowercased(), url.user == nil else {
-            return false
-        }
-        return configuration.allowedHostSuffixes.contains { suffix in
-            let suffix = suffix.lowercased()
-            return host == suffix || host.hasSuffix("." + suffix)
-        }
+        (try? configuration.endpointPolicy.check(channelURI)) != nil
     }
 
     public func send(_ push: Push) async -> PushResult {
         let logger = transport.logger(for: push, platform: platform)
-        guard isAllowedChannel(push.target.token) else {
-            return .tokenInvalid(reason: "WNS channel URI is not on an allowed host")
+        let route: EndpointGuard.Route
+        switch endpoints.check(push.target.token, label: "WNS channel URI") {
+        case .success(let endpoint):
+            switch await endpoints.route(endpoint, label: "WNS channel URI", logger: logger) {
+            case .success(let checked): route = checked
+            case .failure(let refusal): return refusal.result
+            }
+        case .failure(let refusal):
+            return refusal.result
         }
         let body = ByteBuffer(string: push.notificationID.description)
         let ttl = max(0, Int(push.expiresAt.timeIntervalSinceNow.rounded(.down)))
@@ -52,24 +61,28 @@ public struct WNSProvider: PushProvider {
                 try await tokens.tokenForSend(refused: 400...403, refusal: "WNS access token refused; check the client id and secret", logger: logger)
             },
             attempt: { accessToken in
-                await deliver(body, ttl: ttl, to: push.target.token, accessToken: accessToken, logger: logger)
+                await deliver(body, ttl: ttl, to: push.target.token, route: route, accessToken: accessToken, logger: logger)
             },
             invalidate: { await tokens.invalidate($0) },
             stillRefused: .retry(after: nil, reason: "WNS 401")
         )
     }
 
-    /// One raw notification to the channel; the answer classified.
-    func deliver(_ body: ByteBuffer, ttl: Int, to channelURI: String, accessToken: String, logger: Logger) async -> ProviderVerdict {
+    /// One raw notification to the channel, through the client `route` names; the answer classified.
+    func deliver(
+        _ body: ByteBuffer, ttl: Int, to channelURI: String, route: EndpointGuard.Route, accessToken: String, logger: Logger
+    ) async -> ProviderVerdict {
         let response: ProviderResponse
         do {
-            response = try await transport.post(
-                channelURI,
-                headers: [
-                    "authorization": "Bearer \(accessToken)", "x-wns-type": "wns/raw", "content-type": "application/octet-stream",
-                    "x-wns-ttl": String(ttl), "x-wns-cache-policy": "cache",
-                ],
-                body: body, logger: logger)
+            response = try await endpoints.withClient(route, direct: transport.httpClient) { client in
+                try await transport.post(
+                    channelURI,
+                    headers: [
+                        "authorization": "Bearer \(accessToken)", "x-wns-type": "wns/raw", "content-type": "application/octet-stream",
+                        "x-wns-ttl": String(ttl), "x-wns-cache-policy": "cache",
+                    ],
+                    body: body, client: client, logger: logger)
+            }
         } catch {
             return .result(TransportFailure.result(error, platform: "WNS"))
         }

@@ -14,12 +14,20 @@ public struct WebPushConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Validity of a VAPID JWT (`exp` - now); RFC 8292 allows at most 24 hours.
     public var vapidLifetime: Duration
+    /// Which endpoints may be pushed to (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`,
+    /// `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS`). Endpoints are attacker-supplied.
+    public var endpointPolicy: PushEndpointPolicy
 
-    /// Creates a configuration; `vapidLifetime` is clamped to 1 minute...24 hours.
+    /// Creates a configuration; `vapidLifetime` is clamped to 1 minute...24 hours. `allowedHosts` are
+    /// host suffixes (default: the public push services), `allowedPrivateNetworks` the non-public blocks
+    /// endpoints may still reach (a self-hosted push server).
     public init(
         vapidKey: P256.Signing.PrivateKey, subject: String, caFile: String? = nil, requestTimeout: Duration = .seconds(10),
-        vapidLifetime: Duration = .seconds(12 * 3600)
+        vapidLifetime: Duration = .seconds(12 * 3600), allowedHosts: [String] = PushEndpointPolicies.defaultWebPushHosts,
+        allowedPrivateNetworks: [IPNetwork] = []
     ) {
+        self.endpointPolicy = PushEndpointPolicy(
+            allowedHosts: allowedHosts, allowedPrivateNetworks: allowedPrivateNetworks, allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS")
         self.vapidKey = vapidKey
         self.subject = subject
         self.caFile = caFile

@@ -7,18 +7,27 @@ import SecurePushCore
 
 /// Sends an encrypted `{"secureId": "<id>"}` to a Web Push subscription (RFC 8030/8291/8292).
 ///
-/// The endpoint is attacker-supplied: only `https` endpoints are used, and the injected client
-/// must be configured not to follow redirects (`ProviderFactory` does this); a 3xx is a failure.
+/// The endpoint is attacker-supplied: it must pass the configuration's `PushEndpointPolicy` (https, an
+/// allowed host), every address its host resolves to must be public (or in an allowed private network),
+/// and the request goes to the address that was checked (`EndpointGuard`). The injected client must be
+/// configured not to follow redirects (`ProviderFactory` does this); a 3xx is a failure.
 public struct WebPushProvider: PushProvider {
     public let platform: Platform = .webpush
 
     let configuration: WebPushConfiguration
     let transport: ProviderTransport
     let vapid: VAPIDTokenCache
+    let endpoints: EndpointGuard
 
-    /// Creates a provider. Throws when the CA file cannot be read.
-    public init(configuration: WebPushConfiguration, httpClient: HTTPClient, logger: Logger) throws {
+    /// Creates a provider sending through `httpClient` and `pinnedClients` (both owned by the caller),
+    /// resolving endpoint hosts with `resolver`. Throws when the CA file cannot be read.
+    public init(
+        configuration: WebPushConfiguration, httpClient: HTTPClient, pinnedClients: PinnedHTTPClients,
+        resolver: any HostResolver = SystemHostResolver(), logger: Logger
+    ) throws {
         self.configuration = configuration
+        self.endpoints = EndpointGuard(
+            policy: configuration.endpointPolicy, resolver: resolver, clients: pinnedClients, resolveTimeout: configuration.requestTimeout)
         self.transport = try ProviderTransport(
             httpClient: httpClient, caFile: configuration.caFile, timeout: configuration.requestTimeout, logger: logger)
         self.vapid = VAPIDTokenCache(key: configuration.vapidKey, subject: configuration.subject, lifetime: configuration.vapidLifetime)
@@ -32,10 +41,10 @@ public struct WebPushProvider: PushProvider {
     public func send(_ push: Push) async -> PushResult {
         let logger = transport.logger(for: push, platform: platform)
 
-        guard let url = URL(string: push.target.token), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
-            url.user == nil, url.password == nil
-        else {
-            return .tokenInvalid(reason: "Web Push endpoint is not an https URL")
+        let endpoint: PushEndpoint
+        switch endpoints.check(push.target.token, label: "Web Push endpoint") {
+        case .success(let checked): endpoint = checked
+        case .failure(let refusal): return refusal.result
         }
         guard let p256dh = push.target.options["p256dh"].flatMap(Data.init(base64URLEncoded:)),
             let auth = push.target.options["auth"].flatMap(Data.init(base64URLEncoded:))
@@ -48,7 +57,8 @@ public struct WebPushProvider: PushProvider {
         } catch {
             return .tokenInvalid(reason: "Web Push subscription keys are malformed")
         }
-        let origin = "https://\(host.lowercased())" + (url.port.map { ":\($0)" } ?? "")
+        let originHost = endpoint.address.map { $0.isIPv4 ? endpoint.host : "[\(endpoint.host)]" } ?? endpoint.host
+        let origin = "https://\(originHost)" + (endpoint.port.map { ":\($0)" } ?? "")
         let jwt: String
         do {
             jwt = try vapid.token(for: origin)
@@ -63,8 +73,15 @@ public struct WebPushProvider: PushProvider {
             "content-encoding": "aes128gcm", "content-type": "application/octet-stream",
             "authorization": "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)",
         ]
+        let route: EndpointGuard.Route
+        switch await endpoints.route(endpoint, label: "Web Push endpoint", logger: logger) {
+        case .success(let checked): route = checked
+        case .failure(let refusal): return refusal.result
+        }
         do {
-            let response = try await transport.post(push.target.token, headers: headers, body: ByteBuffer(bytes: body), logger: logger)
+            let response = try await endpoints.withClient(route, direct: transport.httpClient) { client in
+                try await transport.post(push.target.token, headers: headers, body: ByteBuffer(bytes: body), client: client, logger: logger)
+            }
             let result = Self.classify(status: response.status, retryAfter: response.retryAfter)
             if case .failed(let reason) = result {
                 logger.error("Web Push service rejected a push", metadata: ["push.reason": "\(reason)"])

@@ -1,0 +1,37 @@
+/// The endpoint policies of the platforms whose push URLs come from devices (Web Push, WNS). The API
+/// checks registrations against them and the providers check every send.
+public struct PushEndpointPolicies: Hashable, Sendable {
+    /// The public push services browsers subscribe with: Google (Chrome, FCM), Mozilla (Firefox),
+    /// Apple (Safari, `web.push.apple.com`), Microsoft (Edge, WNS). See docs/providers.md.
+    public static let defaultWebPushHosts = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
+    /// Microsoft's notification hosts (`*.notify.windows.com`).
+    public static let defaultWNSHosts = ["notify.windows.com"]
+
+    /// Web Push subscription endpoints (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`).
+    public var webPush: PushEndpointPolicy
+    /// WNS channel URIs (`SECUREPUSH_WNS_ALLOWED_HOSTS`).
+    public var wns: PushEndpointPolicy
+
+    /// The defaults: the public push services, no private network.
+    public init(
+        webPush: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: defaultWebPushHosts, allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS"),
+        wns: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: defaultWNSHosts, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS")
+    ) {
+        self.webPush = webPush
+        self.wns = wns
+    }
+
+    /// The policy for `platform`'s tokens, `nil` for platforms whose tokens are not URLs.
+    public func policy(for platform: Platform) -> PushEndpointPolicy? {
+        switch platform {
+        case .webpush: webPush
+        case .wns: wns
+        case .apns, .fcm, .simulated: nil
+        }
+    }
+
+    /// How a refused URL of `platform` is named in messages: `Web Push endpoint`, `WNS channel URI`.
+    public static func label(for platform: Platform) -> String {
+        platform == .wns ? "WNS channel URI" : "Web Push endpoint"
+    }
+}
