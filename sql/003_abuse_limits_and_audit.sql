@@ -189,12 +189,6 @@ BEGIN
 END
 $$;
 
--- Forgets the failures of keys that authenticated successfully.
-CREATE FUNCTION securepush.auth_succeeded(keys text[]) RETURNS void
-LANGUAGE sql AS $$
-    DELETE FROM securepush.auth_failures WHERE key = ANY(keys) AND (blocked_until IS NULL OR blocked_until <= now())
-$$;
-
 -- Deletes throttle rows idle for longer than `idle`.
 CREATE FUNCTION securepush.prune_auth_failures(idle interval) RETURNS integer
 LANGUAGE sql AS $$

@@ -40,7 +40,7 @@ struct DeviceAuthenticationMiddleware: RouterMiddleware {
                 unauthorized: .unauthorized("The device credential is invalid or revoked."), logger: context.logger)
         }
         if let wait = deviceReads.take(device.deviceID.uuidString) ?? userReads.take(device.userID) {
-            throw APIError.tooManyRequests(retryAfter: wait.seconds, "Too many requests for this device or user; slow down.")
+            throw APIError.tooManyRequests(retryAfter: wait.secondsDouble, "Too many requests for this device or user; slow down.")
         }
         _ = try? await api.database { try await $0.devices.touch(deviceID: device.deviceID) }
         var context = context
@@ -74,13 +74,5 @@ struct UserAuthenticationMiddleware: RouterMiddleware {
                 logger: context.logger)
         }
         return try await next(request, context)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

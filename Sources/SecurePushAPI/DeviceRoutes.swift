@@ -24,7 +24,7 @@ struct DeviceRoutes: Sendable {
                 try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON)
             }
             return try JSONResponse.make(
-                DeviceCreatedBody(deviceId: registration.deviceID.uuidString.lowercased(), deviceSecret: registration.deviceSecret),
+                DeviceCreatedBody(registration),
                 status: .created
             )
         } catch let error as InvalidInput {
@@ -59,6 +59,6 @@ struct DeviceRoutes: Sendable {
         guard let rotated = try await api.database({ try await $0.devices.rotate(deviceID: device.deviceID) }) else {
             throw APIError.unauthorized("The device credential is invalid or revoked.")
         }
-        return try JSONResponse.make(DeviceCreatedBody(deviceId: rotated.deviceID.uuidString.lowercased(), deviceSecret: rotated.deviceSecret))
+        return try JSONResponse.make(DeviceCreatedBody(rotated))
     }
 }

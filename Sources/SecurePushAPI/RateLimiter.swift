@@ -1,3 +1,4 @@
+import SecurePushCore
 import Synchronization
 
 /// Token buckets per key (a device, a user), in this process. A full bucket is forgotten when the
@@ -27,7 +28,7 @@ final class RateLimiter: Sendable {
                 buckets = buckets.filter { now - $0.value.updated < refill }
             }
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).secondsValue * perSecond)
+            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).secondsDouble * perSecond)
             bucket.updated = now
             defer { buckets[key] = bucket }
             guard bucket.tokens >= 1 else {
@@ -36,12 +37,5 @@ final class RateLimiter: Sendable {
             bucket.tokens -= 1
             return nil
         }
-    }
-}
-
-extension Duration {
-    fileprivate var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

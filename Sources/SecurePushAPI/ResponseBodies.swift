@@ -1,9 +1,15 @@
 import Foundation
+import SecurePushStore
 
-/// `201` body of `POST /v1/devices`.
+/// `201` body of `POST /v1/devices` (and `200` of the rotation): the credential, shown once.
 struct DeviceCreatedBody: Encodable {
     var deviceId: String
     var deviceSecret: String
+
+    init(_ registration: DeviceRegistration) {
+        self.deviceId = registration.deviceID.uuidString.lowercased()
+        self.deviceSecret = registration.deviceSecret
+    }
 }
 
 /// One entry of `GET /v1/notifications`; `read_at` is `null` while unread (never left out).

@@ -71,12 +71,12 @@ public struct DeviceStore: Sendable {
         ).collect()
         guard let row = rows.first else { return (nil, 0) }
         let (userID, storedHash, active, blocked) = try row.decode((String?, ByteBuffer?, Bool?, Double).self)
-        let device = try Self.check(userID: userID, storedHash: storedHash, active: active ?? false, deviceID: deviceID, secret: secret)
+        let device = Self.check(userID: userID, storedHash: storedHash, active: active ?? false, deviceID: deviceID, secret: secret)
         return (device, blocked)
     }
 
     /// The constant-time comparison: an unknown device compares against the decoy hash, so both paths cost the same.
-    static func check(userID: String?, storedHash: ByteBuffer?, active: Bool, deviceID: UUID, secret: [UInt8]) throws -> AuthenticatedDevice? {
+    static func check(userID: String?, storedHash: ByteBuffer?, active: Bool, deviceID: UUID, secret: [UInt8]) -> AuthenticatedDevice? {
         let presented = [UInt8](SHA256.hash(data: secret))
         let stored = storedHash.map { Array($0.readableBytesView) } ?? Self.decoyHash
         let matches = ConstantTime.equal(presented, stored)

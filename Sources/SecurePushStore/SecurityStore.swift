@@ -63,11 +63,6 @@ public struct SecurityStore: Sendable {
         return try rows.first?.decode(Double.self) ?? 0
     }
 
-    /// Forgets the failures of keys that have just authenticated.
-    public func recordSuccess(_ keys: [String]) async throws {
-        try await database.query("SELECT securepush.auth_succeeded(\(keys)::text[])")
-    }
-
     /// Appends a security event.
     public func audit(_ event: AuditEvent, userID: String? = nil, deviceID: UUID? = nil, reason: String? = nil) async throws {
         try await database.query("SELECT securepush.audit(\(event.rawValue), \(userID), \(deviceID), \(reason))")
