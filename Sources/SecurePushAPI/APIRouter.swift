@@ -28,6 +28,12 @@ public enum APIRouter {
         router.get("/status", use: operations.status)
         router.get("/metrics", use: operations.metrics)
         router.get("/openapi.json", use: operations.openAPI)
+        router.get("/v1/webpush/key", use: WebPushRoutes(api: api).key)
+        if api.demo {
+            let demo = DemoRoutes()
+            router.get("/demo", use: demo.index)
+            router.get("/demo/:file", use: demo.file)
+        }
         return router
     }
 }

@@ -17,11 +17,15 @@ public struct HTTPConfiguration: Sendable {
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
 
+    /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`; off by default).
+    public var demo: Bool
+
     /// Abuse and HTTP limits (`SECUREPUSH_AUTH_*`, `SECUREPUSH_*_READ_*`, `SECUREPUSH_TRUSTED_PROXIES`, HTTP limits).
     public var limits: APILimits
 
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
         self.limits = try Self.limits(values)
+        self.demo = try values.choice("SECUREPUSH_DEMO", default: "off", allowed: ["on", "off"]) == "on"
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
@@ -68,9 +72,7 @@ public struct HTTPConfiguration: Sendable {
             throw ConfigurationError("SECUREPUSH_AUTH_BLOCK_MAX must not be shorter than SECUREPUSH_AUTH_BLOCK")
         }
         limits.authThrottle = throttle
-        limits.trustedProxies = Set(
-            (values.string("SECUREPUSH_TRUSTED_PROXIES") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty })
+        limits.trustedProxies = TrustedProxies(try values.networks("SECUREPUSH_TRUSTED_PROXIES"))
         limits.deviceReads = RateLimit(
             perSecond: Double(try values.int("SECUREPUSH_DEVICE_READ_RATE", default: 10, in: 1...100_000)),
             burst: try values.int("SECUREPUSH_DEVICE_READ_BURST", default: 300, in: 1...1_000_000))

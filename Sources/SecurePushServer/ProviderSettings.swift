@@ -24,6 +24,8 @@ public struct ProviderSettings: Sendable {
     /// Which Web Push endpoints and WNS channel URIs may be registered and pushed to, read whichever
     /// platforms are enabled.
     public var endpointPolicies: PushEndpointPolicies
+    /// The VAPID public key (base64url), whenever `SECUREPUSH_WEBPUSH_VAPID_KEY_FILE` is set.
+    public var vapidPublicKey: String?
 
     /// No real platform configured; the default endpoint policies.
     public init() {
@@ -35,7 +37,13 @@ public struct ProviderSettings: Sendable {
         endpointPolicies = try Self.endpointPolicies(values)
         if platforms.contains(.apns) { apns = try Self.apns(values) }
         if platforms.contains(.fcm) { fcm = try Self.fcm(values) }
-        if platforms.contains(.webpush) { webPush = try Self.webPush(values, policy: endpointPolicies.webPush) }
+        if platforms.contains(.webpush) {
+            webPush = try Self.webPush(values, policy: endpointPolicies.webPush)
+            vapidPublicKey = webPush?.publicKeyBase64URL
+        } else if values.string("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE") != nil {
+            // An API-only process serves the public key too (`GET /v1/webpush/key`).
+            vapidPublicKey = try Self.vapidKey(values).publicKey.x963Representation.base64URLEncodedString
+        }
         if platforms.contains(.wns) { wns = try Self.wns(values, policy: endpointPolicies.wns) }
     }
 
@@ -124,16 +132,7 @@ public struct ProviderSettings: Sendable {
     // MARK: Web Push
 
     static func webPush(_ values: ConfigurationValues, policy: PushEndpointPolicy) throws -> WebPushConfiguration {
-        let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
-        let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
-        let key: P256.Signing.PrivateKey
-        if let pemKey = try? P256.Signing.PrivateKey(pemRepresentation: text) {
-            key = pemKey
-        } else if let raw = Data(base64URLEncoded: text), raw.count == 32, let rawKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) {
-            key = rawKey
-        } else {
-            throw ConfigurationError("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE: \(path) is neither a P-256 private key in PEM nor a base64url 32-byte key")
-        }
+        let key = try vapidKey(values)
         let subject = try required(values, "SECUREPUSH_WEBPUSH_SUBJECT", hint: "a contact such as mailto:ops@example.com")
         guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
             throw ConfigurationError("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI, got \"\(subject)\"")
@@ -146,6 +145,21 @@ public struct ProviderSettings: Sendable {
             allowedHosts: policy.allowedHosts,
             allowedPrivateNetworks: policy.allowedPrivateNetworks
         )
+    }
+
+    /// The VAPID private key from `SECUREPUSH_WEBPUSH_VAPID_KEY_FILE` (PEM, or a base64url 32-byte scalar).
+    static func vapidKey(_ values: ConfigurationValues) throws -> P256.Signing.PrivateKey {
+        let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
+        let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
+        let key: P256.Signing.PrivateKey
+        if let pemKey = try? P256.Signing.PrivateKey(pemRepresentation: text) {
+            key = pemKey
+        } else if let raw = Data(base64URLEncoded: text), raw.count == 32, let rawKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) {
+            key = rawKey
+        } else {
+            throw ConfigurationError("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE: \(path) is neither a P-256 private key in PEM nor a base64url 32-byte key")
+        }
+        return key
     }
 
     // MARK: WNS
