@@ -328,6 +328,7 @@ class BrowserTest:
             "SECUREPUSH_PROVIDERS": "webpush",
             "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapid_file,
             "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:browser-test@example.com",
+            "SECUREPUSH_WEBPUSH_NAVIGATE_URL": "https://app.example.com/notifications/{id}",
             "SECUREPUSH_WEBPUSH_CA_FILE": push_ca,
             "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "127.0.0.1/32",
