@@ -22,6 +22,7 @@ public enum APIRouter {
             .post("/v1/devices/current/rotate", use: devices.rotate)
             .get("/v1/notifications", use: notifications.list)
             .get("/v1/notifications/:id", use: notifications.read)
+            .post("/v1/notifications/fetch", use: notifications.fetch)
 
         router.get("/healthz", use: operations.health)
         router.get("/readyz", use: operations.ready)

@@ -16,6 +16,9 @@ public struct HTTPConfiguration: Sendable {
     public var userTokenAudience: String?
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
+    /// How often the API refreshes the fetch-lifecycle gauges of `/metrics` from the database
+    /// (`SECUREPUSH_FETCH_STATS_INTERVAL`).
+    public var fetchStatsInterval: Duration
 
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`; off by default).
     public var demo: Bool
@@ -51,6 +54,8 @@ public struct HTTPConfiguration: Sendable {
         case (nil, nil):
             self.userTokenKey = nil
         }
+        self.fetchStatsInterval = try values.duration(
+            "SECUREPUSH_FETCH_STATS_INTERVAL", default: .seconds(30), in: .milliseconds(100)...(.seconds(3600)))
         self.userTokenIssuer = values.string("SECUREPUSH_USER_JWT_ISSUER")
         self.userTokenAudience = values.string("SECUREPUSH_USER_JWT_AUDIENCE")
         if values.string("SECUREPUSH_PURGE_AFTER_READ").map({ ["off", "never", "0"].contains($0.lowercased()) }) ?? true {

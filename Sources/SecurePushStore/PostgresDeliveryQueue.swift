@@ -92,7 +92,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var outcomes: [String] = []
         var delays: [Int64] = []
         var infos: [String] = []
+        // How long ago each push was answered, so `accepted_at` is the answer's time on the database's clock.
+        var answeredAgo: [Int64] = []
+        let now = ContinuousClock.now
         for completion in completions {
+            answeredAgo.append(completion.answeredAt.map { max(0, $0.duration(to: now).wholeMicroseconds) } ?? 0)
             ids.append(completion.deliveryID)
             outcomes.append(completion.outcome.kind.rawValue)
             if case .retry(let delay, _) = completion.outcome {
@@ -109,8 +113,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         return try await database.count(
             """
             WITH r AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[])
-                    AS r(id, outcome, delay_ms, info)
+                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[], \(answeredAgo)::bigint[])
+                    AS r(id, outcome, delay_ms, info, answered_ago_us)
             ),
             retried AS (
                 UPDATE securepush.deliveries d
@@ -124,15 +128,17 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 DELETE FROM securepush.deliveries d
                 USING r
                 WHERE r.outcome <> \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
+                          r.answered_ago_us
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log
-                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at)
+                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at)
                 SELECT id, notification_id, device_id, platform, outcome, attempts,
                        CASE WHEN outcome = \(sent) THEN NULLIF(info, '') END,
                        CASE WHEN outcome <> \(sent) THEN NULLIF(info, '') END,
-                       created_at
+                       created_at,
+                       CASE WHEN outcome = \(sent) THEN now() - answered_ago_us * interval '1 microsecond' END
                 FROM finished
             ),
             dead AS (
