@@ -66,6 +66,35 @@ struct SwiftClientTests {
         }
     }
 
+    @Test("catch-up with payloads and the batch fetch: found, not found (unknown and foreign alike), gone")
+    func catchUpAndBatch() async throws {
+        try await TestDatabase.with { db in
+            try await APIHarness.with(db) { api, client in
+                let app = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
+                try await app.register(
+                    DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-batch-1")]),
+                    userToken: try await api.userToken("tess"))
+                var ids: [UUID] = []
+                for index in 0..<3 {
+                    ids.append(try await db.enqueue(user: "tess", payload: #"{"title":"T\#(index)"}"#))
+                }
+                let foreign = try await db.enqueue(user: "other", payload: #"{"title":"not yours"}"#)
+                let purged = try await db.enqueue(user: "tess", payload: #"{"title":"purged"}"#)
+                try await db.execute("UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE id = \(purged)")
+
+                let unread = try await app.catchUp()
+                #expect(Set(unread.map(\.id)) == Set(ids), "the unread ones with payloads")
+                #expect(Set(unread.compactMap { $0.payload["title"]?.stringValue }) == ["T0", "T1", "T2"])
+                #expect(try await app.catchUp().isEmpty, "each returned item is now read")
+
+                let unknown = UUID()
+                let batch = try await app.fetch([ids[0], unknown, foreign, purged, ids[0]])
+                #expect(batch.found.map(\.id) == [ids[0]])
+                #expect(batch.missing == [unknown: .notFound, foreign: .notFound, purged: .gone])
+            }
+        }
+    }
+
     /// An HTTP server that counts requests and answers each with `status`, or never answers (`nil`).
     static func withStub(
         status: HTTPResponse.Status?, _ body: @Sendable (_ port: Int?, _ requests: @escaping @Sendable () -> Int) async throws -> Void
