@@ -12,6 +12,10 @@ import Synchronization
 /// On graceful shutdown the lanes stop claiming and finish their batches; once `shutdownGracePeriod` has
 /// passed, the timeout child cancels the sends still in flight (they are retried later), and the lanes
 /// still write every outcome and release the claims they had not started.
+///
+/// A batch never sends from a lease it may have lost: no send starts after the batch's local lease
+/// deadline (`LeaseDeadline`, on the monotonic clock), sends still in flight then are cancelled, and the
+/// deliveries not started are abandoned to maintenance's lease rescue (not released: the lease is gone).
 public final class Dispatcher: Service, Sendable {
     let queue: any DeliveryQueue
     let providers: [Platform: any PushProvider]
@@ -117,6 +121,8 @@ public final class Dispatcher: Service, Sendable {
         while !isStopping {
             let seen = signal.generation
             let batch: ClaimedBatch
+            // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
+            let claimStart = ContinuousClock.now
             do {
                 let (queue, limit, lease, worker) = (self.queue, configuration.batchSize, configuration.leaseDuration, workerID)
                 batch = try await withDeadline(configuration.databaseTimeout) {
@@ -133,12 +139,12 @@ public final class Dispatcher: Service, Sendable {
                 await signal.wait(since: seen, timeout: configuration.pollInterval)
                 continue
             }
-            await process(batch)
+            await process(batch, lease: LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration))
         }
     }
 
-    /// Sends one claimed batch and writes its outcomes.
-    func process(_ batch: ClaimedBatch) async {
+    /// Sends one claimed batch and writes its outcomes; no send starts after `lease`.
+    func process(_ batch: ClaimedBatch, lease: LeaseDeadline) async {
         var completions: [DeliveryCompletion] = []
         completions.reserveCapacity(batch.deliveries.count + batch.rejected.count)
         for rejected in batch.rejected {
@@ -155,34 +161,70 @@ public final class Dispatcher: Service, Sendable {
                 toSend.append(delivery)
             }
         }
-        let (sent, unstarted) = await send(toSend)
-        completions.append(contentsOf: sent)
-        await writeOutcomes(completions, unstarted: unstarted, leaseToken: batch.leaseToken)
+        let sending = await send(toSend, lease: lease)
+        completions.append(contentsOf: sending.completions)
+        if !sending.abandoned.isEmpty || sending.cancelledByLease > 0 {
+            logger.notice(
+                "lease deadline passed before the batch was sent; unstarted deliveries are left to lease rescue",
+                metadata: [
+                    "dispatcher.abandoned": "\(sending.abandoned.count)",
+                    "dispatcher.cancelled_in_flight": "\(sending.cancelledByLease)",
+                    "dispatcher.batch": "\(batch.deliveries.count)",
+                ])
+        }
+        await writeOutcomes(completions, unstarted: sending.unstarted, leaseToken: batch.leaseToken)
     }
 
     private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration)
 
-    /// Sends with at most `concurrency` pushes in flight. A child watches the shutdown deadline: when it
-    /// fires, the sends in flight are cancelled (providers answer `.retry`). Returns the completions and
-    /// the deliveries never started (after a shutdown began, or of a platform without a provider).
-    private func send(_ deliveries: [ClaimedDelivery]) async -> (completions: [DeliveryCompletion], unstarted: [UUID]) {
+    /// What became of a batch's sends.
+    private struct Sending {
         var completions: [DeliveryCompletion] = []
-        completions.reserveCapacity(deliveries.count)
+        /// Not started: a shutdown began, or no provider for the platform. Released without an attempt.
         var unstarted: [UUID] = []
-        guard !deliveries.isEmpty else { return (completions, unstarted) }
-        await withTaskGroup(of: SendResult?.self) { group in
-            // The watcher: returns nil at the shutdown deadline, or when cancelled once the sends are done.
+        /// Not started because the lease deadline passed: the lease is lost, so they are left to rescue.
+        var abandoned: [UUID] = []
+        /// Sends cancelled in flight at the lease deadline (written as retries, fenced by the token).
+        var cancelledByLease = 0
+    }
+
+    /// Why the watcher child ended.
+    private enum Watch {
+        case shutdownDeadline
+        case leaseDeadline
+        case sendsDone
+    }
+
+    private enum SendChild {
+        case sent(SendResult)
+        case watcher(Watch)
+    }
+
+    /// Sends with at most `concurrency` pushes in flight. A watcher child cancels the sends in flight at
+    /// the shutdown deadline or at the lease deadline, whichever comes first (providers answer `.retry`).
+    /// No send starts after the lease deadline or once shutdown began.
+    private func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline) async -> Sending {
+        var sending = Sending()
+        sending.completions.reserveCapacity(deliveries.count)
+        guard !deliveries.isEmpty else { return sending }
+        let clock = ContinuousClock()
+        await withTaskGroup(of: SendChild.self) { group in
             group.addTask {
-                await self.sendDeadline.wait(since: 0, timeout: nil)
-                return nil
+                await self.sendDeadline.wait(since: 0, timeout: lease.remaining(at: clock.now))
+                if self.sendDeadline.generation > 0 { return .watcher(.shutdownDeadline) }
+                return .watcher(Task.isCancelled ? .sendsDone : .leaseDeadline)
             }
             var inFlight = 0
+            var watching = true
             func collectOne() async {
                 guard let next = await group.next() else { return }
-                if let next {
-                    completions.append(outcome(for: next))
+                switch next {
+                case .sent(let sent):
+                    sending.completions.append(outcome(for: sent))
                     inFlight -= 1
-                } else {
+                case .watcher(let watch):
+                    watching = false
+                    if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
                     group.cancelAll()
                 }
             }
@@ -190,29 +232,33 @@ public final class Dispatcher: Service, Sendable {
                 while inFlight >= configuration.concurrency {
                     await collectOne()
                 }
-                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted.
+                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted,
+                // a lease deadline meanwhile leaves them to rescue.
                 if isStopping {
-                    unstarted.append(contentsOf: deliveries[index...].map(\.id))
+                    sending.unstarted.append(contentsOf: deliveries[index...].map(\.id))
+                    break
+                }
+                if lease.hasPassed(at: clock.now) {
+                    sending.abandoned.append(contentsOf: deliveries[index...].map(\.id))
                     break
                 }
                 guard let provider = providers[delivery.push.target.platform] else {
-                    unstarted.append(delivery.id)
+                    sending.unstarted.append(delivery.id)
                     continue
                 }
                 group.addTask {
-                    let clock = ContinuousClock()
                     let start = clock.now
                     let result = await provider.send(delivery.push)
-                    return (delivery, result, clock.now - start)
+                    return .sent((delivery, result, clock.now - start))
                 }
                 inFlight += 1
             }
             while inFlight > 0 {
                 await collectOne()
             }
-            group.cancelAll()
+            if watching { group.cancelAll() }
         }
-        return (completions, unstarted)
+        return sending
     }
 
     private func outcome(for sent: SendResult) -> DeliveryCompletion {
