@@ -16,6 +16,10 @@ import Synchronization
 /// A batch never sends from a lease it may have lost: no send starts after the batch's local lease
 /// deadline (`LeaseDeadline`, on the monotonic clock), sends still in flight then are cancelled, and the
 /// deliveries not started are abandoned to maintenance's lease rescue (not released: the lease is gone).
+///
+/// Each push service has a circuit breaker (`CircuitBreakers`: per platform, per endpoint host for Web Push
+/// and WNS). While a platform's breaker is open its deliveries are not claimed; a claimed delivery whose
+/// breaker is open is released unsent, without counting an attempt, to run when the breaker lets probes through.
 public final class Dispatcher: Service, Sendable {
     let queue: any DeliveryQueue
     let providers: [Platform: any PushProvider]
@@ -24,12 +28,14 @@ public final class Dispatcher: Service, Sendable {
     let stats: DispatcherStats
     let workerID: UUID
     let logger: Logger
+    /// The circuit breakers of this process's push services.
+    public let breakers: CircuitBreakers
     private let stopping = Atomic<Bool>(false)
     /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
     let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
-    private let pushTimers: [Platform: Metrics.Timer]
-    private let outcomeCounters: [DeliveryOutcome.Kind: Counter]
+    let pushTimers: [Platform: Metrics.Timer]
+    let outcomeCounters: [DeliveryOutcome.Kind: Counter]
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(
@@ -48,6 +54,7 @@ public final class Dispatcher: Service, Sendable {
         self.stats = stats
         self.workerID = workerID
         self.logger = logger
+        self.breakers = CircuitBreakers(policy: configuration.circuitBreaker, logger: logger)
         self.pushTimers = Dictionary(
             uniqueKeysWithValues: Platform.allCases.map {
                 ($0, Metrics.Timer(label: "securepush_push_duration", dimensions: [("platform", $0.rawValue)]))
@@ -117,9 +124,17 @@ public final class Dispatcher: Service, Sendable {
 
     private func runLane(_ lane: Int) async {
         var claimFailures = 0
-        let platforms = self.platforms
+        let served = self.platforms
         while !isStopping {
             let seen = signal.generation
+            // A platform whose breaker lets nothing through is not claimed; the lane wakes when it lets a probe through.
+            let blocked = breakers.blockedPlatforms(at: .now)
+            let platforms = served.filter { !blocked.contains($0) }
+            let idle = min(configuration.pollInterval, breakers.untilNextProbe(at: .now) ?? configuration.pollInterval)
+            if platforms.isEmpty {
+                await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
+                continue
+            }
             let batch: ClaimedBatch
             // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
             let claimStart = ContinuousClock.now
@@ -136,7 +151,7 @@ public final class Dispatcher: Service, Sendable {
                 continue
             }
             if batch.isEmpty {
-                await signal.wait(since: seen, timeout: configuration.pollInterval)
+                await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
                 continue
             }
             await process(batch, lease: LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration))
@@ -172,155 +187,16 @@ public final class Dispatcher: Service, Sendable {
                     "dispatcher.batch": "\(batch.deliveries.count)",
                 ])
         }
-        await writeOutcomes(completions, unstarted: sending.unstarted, leaseToken: batch.leaseToken)
-    }
-
-    private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration)
-
-    /// What became of a batch's sends.
-    private struct Sending {
-        var completions: [DeliveryCompletion] = []
-        /// Not started: a shutdown began, or no provider for the platform. Released without an attempt.
-        var unstarted: [UUID] = []
-        /// Not started because the lease deadline passed: the lease is lost, so they are left to rescue.
-        var abandoned: [UUID] = []
-        /// Sends cancelled in flight at the lease deadline (written as retries, fenced by the token).
-        var cancelledByLease = 0
-    }
-
-    /// Why the watcher child ended.
-    private enum Watch {
-        case shutdownDeadline
-        case leaseDeadline
-        case sendsDone
-    }
-
-    private enum SendChild {
-        case sent(SendResult)
-        case watcher(Watch)
-    }
-
-    /// Sends with at most `concurrency` pushes in flight. A watcher child cancels the sends in flight at
-    /// the shutdown deadline or at the lease deadline, whichever comes first (providers answer `.retry`).
-    /// No send starts after the lease deadline or once shutdown began.
-    private func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline) async -> Sending {
-        var sending = Sending()
-        sending.completions.reserveCapacity(deliveries.count)
-        guard !deliveries.isEmpty else { return sending }
-        let clock = ContinuousClock()
-        await withTaskGroup(of: SendChild.self) { group in
-            group.addTask {
-                await self.sendDeadline.wait(since: 0, timeout: lease.remaining(at: clock.now))
-                if self.sendDeadline.generation > 0 { return .watcher(.shutdownDeadline) }
-                return .watcher(Task.isCancelled ? .sendsDone : .leaseDeadline)
-            }
-            var inFlight = 0
-            var watching = true
-            func collectOne() async {
-                guard let next = await group.next() else { return }
-                switch next {
-                case .sent(let sent):
-                    sending.completions.append(outcome(for: sent))
-                    inFlight -= 1
-                case .watcher(let watch):
-                    watching = false
-                    if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
-                    group.cancelAll()
-                }
-            }
-            for (index, delivery) in deliveries.enumerated() {
-                while inFlight >= configuration.concurrency {
-                    await collectOne()
-                }
-                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted,
-                // a lease deadline meanwhile leaves them to rescue.
-                if isStopping {
-                    sending.unstarted.append(contentsOf: deliveries[index...].map(\.id))
-                    break
-                }
-                if lease.hasPassed(at: clock.now) {
-                    sending.abandoned.append(contentsOf: deliveries[index...].map(\.id))
-                    break
-                }
-                guard let provider = providers[delivery.push.target.platform] else {
-                    sending.unstarted.append(delivery.id)
-                    continue
-                }
-                group.addTask {
-                    let start = clock.now
-                    let result = await provider.send(delivery.push)
-                    return .sent((delivery, result, clock.now - start))
-                }
-                inFlight += 1
-            }
-            while inFlight > 0 {
-                await collectOne()
-            }
-            if watching { group.cancelAll() }
-        }
-        return sending
-    }
-
-    private func outcome(for sent: SendResult) -> DeliveryCompletion {
-        let push = sent.delivery.push
-        let (seconds, attoseconds) = sent.elapsed.components
-        pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let outcome = DeliveryDecision.outcome(
-            for: sent.result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
-        if outcome.kind != .sent {
+        if !sending.deferred.isEmpty {
             logger.notice(
-                "push not delivered",
+                "circuit breaker open: deliveries released unsent, without counting an attempt",
                 metadata: [
-                    "push.notification_id": "\(push.notificationID)",
-                    "push.device_id": "\(push.target.deviceID)",
-                    "push.platform": "\(push.target.platform.rawValue)",
-                    "push.attempt": "\(push.attempt)",
-                    "push.outcome": "\(outcome.kind.rawValue)",
-                    "push.reason": "\(outcome.detail)",
-                ]
-            )
+                    "dispatcher.deferred": "\(sending.deferred.values.reduce(0) { $0 + $1.ids.count })",
+                    "circuit.keys": "\(sending.deferred.keys.sorted().map(\.description).joined(separator: ","))",
+                ])
         }
-        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome)
-    }
-
-    /// Writes outcomes and releases unstarted claims, retrying while the database is unavailable.
-    /// The lane is not cancelled by the shutdown deadline (only its sends are), so this bookkeeping runs.
-    private func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], leaseToken: UUID) async {
-        let queue = self.queue
-        let timeout = configuration.databaseTimeout
-        var applied = 0
-        var written = false
-        for attempt in 1...5 where !written {
-            do {
-                if applied == 0 {
-                    applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
-                }
-                _ = try await withDeadline(timeout) { try await queue.release(unstarted, leaseToken: leaseToken) }
-                written = true
-            } catch {
-                logger.databaseError("writing outcomes failed; retrying", error, metadata: ["attempt": "\(attempt)"])
-                try? await Task.sleep(for: Self.backoff(attempt))
-            }
-        }
-        if applied < completions.count {
-            logger.warning(
-                "some outcomes were not written: lease lost (rescued by another process) or database unavailable",
-                metadata: ["dispatcher.lost": "\(completions.count - applied)"]
-            )
-        }
-        var sent = 0
-        var failed = 0
-        for completion in completions {
-            let kind = completion.outcome.kind
-            switch kind {
-            case .sent: sent += 1
-            case .failed, .tokenInvalid: failed += 1
-            default: break
-            }
-            outcomeCounters[kind]?.increment()
-        }
-        stats.recordSent(sent)
-        stats.recordFailed(failed)
+        await writeOutcomes(
+            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken)
     }
 
     static func backoff(_ failures: Int) -> Duration {

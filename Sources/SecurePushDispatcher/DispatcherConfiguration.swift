@@ -26,6 +26,9 @@ public struct DispatcherConfiguration: Sendable {
     public var deviceStaleAfter: Duration = .seconds(270 * 86_400)
     /// How often this process writes its heartbeat row.
     public var heartbeatInterval: Duration = .seconds(5)
+    /// When a push service's circuit breaker opens and for how long (defaults: 5 provider failures in a
+    /// row, or ≥ 50 % of ≥ 20 results in 10 s; open 1 s, doubling after each failed probe up to 60 s).
+    public var circuitBreaker = CircuitBreakerPolicy()
 
     /// The defaults.
     public init() {}

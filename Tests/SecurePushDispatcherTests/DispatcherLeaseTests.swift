@@ -106,7 +106,7 @@ final class SlowFirstClaimQueue: DeliveryQueue {
         return try await inner.complete(completions, leaseToken: leaseToken)
     }
 
-    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
-        try await inner.release(deliveryIDs, leaseToken: leaseToken)
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
+        try await inner.release(deliveryIDs, leaseToken: leaseToken, delay: delay)
     }
 }

@@ -11,6 +11,8 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         var runAt = Date.distantPast
         var leaseToken: UUID?
         var outcome: DeliveryOutcome?
+        /// How many times the claim was released unsent.
+        var releases = 0
     }
 
     private let rows = Mutex<[UUID: Row]>([:])
@@ -92,14 +94,19 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         }
     }
 
-    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
-        rows.withLock { rows in
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
+        let now = Date()
+        return rows.withLock { rows in
             var released = 0
             for id in deliveryIDs {
                 guard var row = rows[id], row.leaseToken == leaseToken, !row.pending else { continue }
                 row.pending = true
                 row.leaseToken = nil
                 row.delivery.push.attempt -= 1
+                if delay > .zero {
+                    row.runAt = max(row.runAt, now.addingTimeInterval(delay.secondsDouble))
+                }
+                row.releases += 1
                 rows[id] = row
                 released += 1
             }

@@ -64,7 +64,7 @@ public struct WNSProvider: PushProvider {
                 await deliver(body, ttl: ttl, to: push.target.token, route: route, accessToken: accessToken, logger: logger)
             },
             invalidate: { await tokens.invalidate($0) },
-            stillRefused: .retry(after: nil, reason: "WNS 401")
+            stillRefused: .retry(after: nil, reason: "WNS 401", scope: .device)
         )
     }
 
