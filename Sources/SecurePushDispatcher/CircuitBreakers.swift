@@ -83,14 +83,18 @@ public final class CircuitBreakers: Sendable {
         return result
     }
 
-    /// Runs `body` on the key's breaker (made on first use), then reports a change of state.
+    /// Runs `body` on the key's breaker (made on first use), then reports a change of state. The gauge and
+    /// counter are set under the lock, so concurrent lanes cannot leave a stale value behind.
     private func update<T>(_ key: CircuitKey, at now: ContinuousClock.Instant, _ body: (inout CircuitBreaker) -> T) -> T {
         let (value, event) = entries.withLock { entries -> (T, Event?) in
-            var entry =
-                entries[key]
-                ?? Entry(
-                    breaker: CircuitBreaker(policy: policy),
-                    gauge: Gauge(label: "securepush_circuit_open", dimensions: [("platform", key.platform.rawValue), ("host", key.host ?? "")]))
+            var entry: Entry
+            if let existing = entries[key] {
+                entry = existing
+            } else {
+                let dimensions = [("platform", key.platform.rawValue), ("host", key.host ?? "")]
+                entry = Entry(breaker: CircuitBreaker(policy: policy), gauge: Gauge(label: "securepush_circuit_open", dimensions: dimensions))
+                entry.gauge.record(0)
+            }
             let openings = entry.breaker.openings
             let value = body(&entry.breaker)
             let phase = entry.breaker.phase(at: now)
@@ -98,25 +102,33 @@ public final class CircuitBreakers: Sendable {
             var event: Event?
             if phase != entry.phase || opened {
                 entry.phase = phase
+                entry.gauge.record(Self.gaugeValue(phase))
+                if opened { openedCounters[key.platform]?.increment() }
                 event = .changed(key, phase, until: entry.breaker.openUntil, opened: opened)
             }
             entries[key] = entry
             return (value, event)
         }
         if case .changed(let key, let phase, let until, let opened) = event {
-            report(key, phase, until: until.map { max(.zero, $0 - now) }, opened: opened)
+            log(key, phase, openFor: until.map { max(.zero, $0 - now) }, opened: opened)
         }
         return value
     }
 
-    private func report(_ key: CircuitKey, _ phase: CircuitBreaker.Phase, until: Duration?, opened: Bool) {
-        let gauge = entries.withLock { $0[key]?.gauge }
-        gauge?.record(phase == .open ? 1 : phase == .halfOpen ? 0.5 : 0)
+    /// The gauge's value: 1 open, 0.5 half-open, 0 closed.
+    static func gaugeValue(_ phase: CircuitBreaker.Phase) -> Double {
+        switch phase {
+        case .open: 1
+        case .halfOpen: 0.5
+        case .closed: 0
+        }
+    }
+
+    private func log(_ key: CircuitKey, _ phase: CircuitBreaker.Phase, openFor: Duration?, opened: Bool) {
         var metadata: Logger.Metadata = ["push.platform": "\(key.platform.rawValue)", "circuit.state": "\(phase.rawValue)"]
         if let host = key.host { metadata["circuit.host"] = "\(host)" }
         if opened {
-            openedCounters[key.platform]?.increment()
-            if let until { metadata["circuit.open_for"] = "\(until)" }
+            if let openFor { metadata["circuit.open_for"] = "\(openFor)" }
             logger.warning("circuit breaker opened: pausing pushes to a failing provider", metadata: metadata)
         } else if phase == .closed {
             logger.notice("circuit breaker closed: the provider answers again", metadata: metadata)
