@@ -66,6 +66,15 @@ public struct StatusReport: Codable, Sendable {
         /// The dispatcher's registration id.
         public var dispatcher: String
 
+        /// Creates an entry.
+        public init(platform: String, host: String?, state: CircuitBreaker.Phase, openUntil: Date?, dispatcher: String) {
+            self.platform = platform
+            self.host = host
+            self.state = state
+            self.openUntil = openUntil
+            self.dispatcher = dispatcher
+        }
+
         private enum CodingKeys: String, CodingKey {
             case platform, host, state, openUntil, dispatcher
         }
