@@ -58,7 +58,8 @@ public final class CircuitBreakers: Sendable {
     /// How long until the first blocked platform's breaker lets a probe through; `nil` when none waits on time.
     func untilNextProbe(at now: ContinuousClock.Instant) -> Duration? {
         entries.withLock { entries in
-            entries.compactMap { key, entry in key.host == nil ? entry.breaker.openUntil.map { max(.zero, $0 - now) } : nil }.min()
+            // Only times still ahead: an open time already over lets probes through (the platform is claimed again).
+            entries.compactMap { key, entry in key.host == nil ? entry.breaker.openUntil.flatMap { $0 > now ? $0 - now : nil } : nil }.min()
         }
     }
 
