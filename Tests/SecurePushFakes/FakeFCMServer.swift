@@ -41,6 +41,7 @@ public final class FakeFCMServer: Sendable {
         var projectOfRegistration: [String: String] = [:]
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
         var tokenLifetime = 3600
     }
 
@@ -96,6 +97,12 @@ public final class FakeFCMServer: Sendable {
     /// Binds a registration token to the project whose app created it: sends through another project are
     /// answered 403 SENDER_ID_MISMATCH, as Google does.
     public func bind(token: String, toProject projectID: String) { state.withLock { $0.projectOfRegistration[token] = projectID } }
+
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
+    }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
     public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
@@ -223,7 +230,7 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid APNs priority for a background push", errorCode: "INVALID_ARGUMENT")
             }
         }
-        switch state.withLock({ $0.behaviors[registrationToken] }) {
+        switch state.withLock({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
         case .stall?:
             return .stall
         case .reject(let status, let errorCode, let text, let retryAfter, let field)?:

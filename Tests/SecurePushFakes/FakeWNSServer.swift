@@ -22,6 +22,7 @@ public final class FakeWNSServer: Sendable {
         var clientOfChannel: [String: String] = [:]
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
     }
 
     /// The underlying server.
@@ -73,6 +74,12 @@ public final class FakeWNSServer: Sendable {
     /// Scripts the answer for a channel URI.
     public func script(channel: String, _ behavior: Behavior) {
         state.withLock { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
+    }
+
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
     }
 
     /// Revokes all access tokens issued so far (sends then get 401).
@@ -132,7 +139,7 @@ public final class FakeWNSServer: Sendable {
         if type == "wns/raw", request.header("content-type") != "application/octet-stream" { return .status(400) }
         if let ttl = request.header("x-wns-ttl"), Int(ttl) == nil { return .status(400) }
         guard request.body.count <= 5000 else { return .status(413) }
-        switch state.withLock({ $0.behaviors[request.path] }) {
+        switch state.withLock({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
         case .stall?: return .stall
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case nil: break

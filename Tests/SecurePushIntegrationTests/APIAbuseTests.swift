@@ -71,15 +71,19 @@ struct APIAbuseTests {
 
     @Test("failures against one device id from many addresses block that device, and the state is shared by API processes")
     func perDeviceAcrossProcesses() async throws {
+        // A block long enough to outlast starting the second process on a loaded machine.
+        var limits = Self.throttled
+        limits.authThrottle.baseBlock = .seconds(60)
+        limits.authThrottle.maxBlock = .seconds(120)
         try await TestDatabase.with { db in
-            try await APIHarness.with(db, limits: Self.throttled) { api, first in
+            try await APIHarness.with(db, limits: limits) { api, first in
                 let target = try await registerDevice(first, api, user: "tia", token: "tia-1")
                 for attempt in 0..<4 {
                     _ = try await first.execute(
                         uri: "/v1/notifications", method: .get, headers: Self.headers(Self.wrongSecret(target), from: "192.0.2.\(attempt + 1)"))
                 }
                 // A second API process on the same database refuses the device even with its valid secret.
-                try await APIHarness.with(db, limits: Self.throttled) { _, second in
+                try await APIHarness.with(db, limits: limits) { _, second in
                     let response = try await second.execute(uri: "/v1/notifications", method: .get, headers: Self.headers(target, from: "192.0.2.99"))
                     expectError(response, .tooManyRequests, "too_many_requests")
                     #expect(response.headers[.retryAfter] != nil)

@@ -36,6 +36,25 @@ struct ConfigurationTests {
         #expect(configuration.http.port == 8080)
     }
 
+    @Test("circuit breakers: documented defaults, settable, checked")
+    func circuitBreaker() throws {
+        let defaults = try load([:]).dispatcher.circuitBreaker
+        #expect(defaults == CircuitBreakerPolicy())
+        #expect(defaults.enabled && defaults.consecutiveFailures == 5 && defaults.failureRatio == 0.5 && defaults.minimumResults == 20)
+        #expect(defaults.window == .seconds(10) && defaults.openDuration == .seconds(1) && defaults.maxOpenDuration == .seconds(60))
+        let set = try load([
+            "SECUREPUSH_CIRCUIT_BREAKER": "off", "SECUREPUSH_CIRCUIT_FAILURES": "10", "SECUREPUSH_CIRCUIT_OPEN": "250ms",
+            "SECUREPUSH_CIRCUIT_MAX_OPEN": "5m",
+        ]).dispatcher.circuitBreaker
+        #expect(!set.enabled && set.consecutiveFailures == 10 && set.openDuration == .milliseconds(250) && set.maxOpenDuration == .seconds(300))
+        #expect(message(["SECUREPUSH_CIRCUIT_BREAKER": "maybe"])?.contains("SECUREPUSH_CIRCUIT_BREAKER must be one of on, off") == true)
+        #expect(message(["SECUREPUSH_CIRCUIT_FAILURES": "0"])?.contains("SECUREPUSH_CIRCUIT_FAILURES") == true)
+        #expect(
+            message(["SECUREPUSH_CIRCUIT_OPEN": "2m", "SECUREPUSH_CIRCUIT_MAX_OPEN": "1m"])?.contains(
+                "SECUREPUSH_CIRCUIT_MAX_OPEN must not be shorter")
+                == true)
+    }
+
     @Test("a bad value is a clear error naming the variable, never echoing the password")
     func badValues() {
         #expect(message(["SECUREPUSH_BATCH_SIZE": "lots"])?.contains("SECUREPUSH_BATCH_SIZE must be an integer") == true)
