@@ -72,9 +72,10 @@ struct APIAbuseTests {
     @Test("failures against one device id from many addresses block that device, and the state is shared by API processes")
     func perDeviceAcrossProcesses() async throws {
         // A block long enough to outlast starting the second process on a loaded machine.
-        var limits = Self.throttled
-        limits.authThrottle.baseBlock = .seconds(60)
-        limits.authThrottle.maxBlock = .seconds(120)
+        var longBlock = Self.throttled
+        longBlock.authThrottle.baseBlock = .seconds(60)
+        longBlock.authThrottle.maxBlock = .seconds(120)
+        let limits = longBlock
         try await TestDatabase.with { db in
             try await APIHarness.with(db, limits: limits) { api, first in
                 let target = try await registerDevice(first, api, user: "tia", token: "tia-1")
