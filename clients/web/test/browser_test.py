@@ -54,7 +54,7 @@ def check(condition, message):
         raise CheckFailed(message)
 
 
-def wait_for(what, condition, timeout=20.0, interval=0.05):
+def wait_for(what, condition, timeout=45.0, interval=0.05):
     """Polls `condition` until it returns a truthy value; fails with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -424,7 +424,11 @@ class BrowserTest:
                     ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body})))")
 
             def shown(tag):
-                return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
+                try:
+                    return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
+                except CheckFailed as failure:
+                    page_log = browser.evaluate("document.getElementById('log').textContent")
+                    raise CheckFailed("%s; shown: %s; the demo page's log:\n%s" % (failure, notifications(), page_log))
 
             def enqueue(payload):
                 return self.psql(database_url, "INSERT INTO securepush.notifications (user_id, payload) VALUES ('%s', '%s') RETURNING id"
