@@ -34,6 +34,9 @@ struct ConfigurationTests {
         #expect(configuration.dispatcher.pollInterval == .seconds(1))
         #expect(configuration.defaultTTL == .seconds(7 * 86_400))
         #expect(configuration.http.port == 8080)
+        #expect(configuration.http.databaseTimeout == .seconds(10))
+        #expect(try load(["SECUREPUSH_API_DB_TIMEOUT": "750ms"]).http.databaseTimeout == .milliseconds(750))
+        #expect(message(["SECUREPUSH_API_DB_TIMEOUT": "10m"])?.contains("SECUREPUSH_API_DB_TIMEOUT") == true)
     }
 
     @Test("circuit breakers: documented defaults, settable, checked")
