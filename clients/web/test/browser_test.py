@@ -453,6 +453,8 @@ class BrowserTest:
                   "the payload is shown after a normal push: %s" % notification)
             read_by = self.psql(database_url, "SELECT read_at IS NOT NULL FROM securepush.notifications WHERE id = '%s'" % first)
             check(read_by == "t", "the notification is marked read on the server")
+            fetched_by = self.psql(database_url, "SELECT device_id FROM securepush.fetches WHERE notification_id = '%s'" % first)
+            check(fetched_by == device_id, "the notification is marked fetched by this browser's device (%s)" % fetched_by)
             generic_title = json.loads(message).get("notification", {}).get("title") or "New notification"
             results.append(("normal push", "payload title shown, read on the server"))
             browser.send("Page.captureScreenshot", {"format": "png"})  # warms the compositor
