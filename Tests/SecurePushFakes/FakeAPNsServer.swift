@@ -39,6 +39,7 @@ public final class FakeAPNsServer: Sendable {
         var acceptedJWTs: Set<String> = []
         var expiredJWTs: Set<String> = []
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
         var unregistered: [String: Int64] = [:]
         var teamOfConnection: [Int: String] = [:]
         var delivered: [FakeRequest] = []
@@ -85,6 +86,11 @@ public final class FakeAPNsServer: Sendable {
     /// Scripts the answer for a device token (hex, any case).
     public func script(token: String, _ behavior: Behavior) {
         state.withLock { $0.behaviors[token.lowercased()] = behavior }
+    }
+
+    /// Sets the answer for every token without a scripted behaviour of its own (`nil`: answer normally).
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
     }
 
     /// Marks a token unregistered: 410 Unregistered with `timestamp` (milliseconds).
@@ -187,7 +193,7 @@ public final class FakeAPNsServer: Sendable {
             server.sendSettings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)], toConnection: request.connectionID)
         }
 
-        let scripted: Behavior? = state.withLock { $0.behaviors[token.lowercased()] }
+        let scripted: Behavior? = state.withLock { $0.behaviors[token.lowercased()] ?? $0.defaultBehavior }
         if let timestamp = state.withLock({ $0.unregistered[token.lowercased()] }) {
             return reject(410, "Unregistered", timestamp: timestamp)
         }

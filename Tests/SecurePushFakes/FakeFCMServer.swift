@@ -20,6 +20,7 @@ public final class FakeFCMServer: Sendable {
         var issued: [String] = []
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
         var tokenLifetime = 3600
     }
 
@@ -64,6 +65,11 @@ public final class FakeFCMServer: Sendable {
 
     /// Scripts the answer for a registration token.
     public func script(token: String, _ behavior: Behavior) { state.withLock { $0.behaviors[token] = behavior } }
+
+    /// Sets the answer for every registration token without a scripted behaviour of its own (`nil`: answer normally).
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
+    }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
     public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
@@ -172,7 +178,7 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid value at 'message.android.priority'", errorCode: "INVALID_ARGUMENT")
             }
         }
-        switch state.withLock({ $0.behaviors[registrationToken] }) {
+        switch state.withLock({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
         case .stall?:
             return .stall
         case .reject(let status, let errorCode, let text, let retryAfter, let field)?:

@@ -18,6 +18,7 @@ public final class FakeWNSServer: Sendable {
         var issued: [String] = []
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
     }
 
     /// The underlying server.
@@ -59,6 +60,11 @@ public final class FakeWNSServer: Sendable {
     /// Scripts the answer for a channel URI.
     public func script(channel: String, _ behavior: Behavior) {
         state.withLock { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
+    }
+
+    /// Sets the answer for every channel without a scripted behaviour of its own (`nil`: answer normally).
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
     }
 
     /// Revokes all access tokens issued so far (sends then get 401).
@@ -109,7 +115,7 @@ public final class FakeWNSServer: Sendable {
         if type == "wns/raw", request.header("content-type") != "application/octet-stream" { return .status(400) }
         if let ttl = request.header("x-wns-ttl"), Int(ttl) == nil { return .status(400) }
         guard request.body.count <= 5000 else { return .status(413) }
-        switch state.withLock({ $0.behaviors[request.path] }) {
+        switch state.withLock({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
         case .stall?: return .stall
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case nil: break

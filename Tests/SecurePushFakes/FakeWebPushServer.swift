@@ -43,6 +43,7 @@ public final class FakeWebPushServer: Sendable {
     private struct State {
         var subscriptions: [String: WebPushDecryptor] = [:]
         var behaviors: [String: Behavior] = [:]
+        var defaultBehavior: Behavior?
         var requests: [FakeRequest] = []
         var deliveries: [Delivery] = []
         var rejections: [String] = []
@@ -84,6 +85,11 @@ public final class FakeWebPushServer: Sendable {
         state.withLock { $0.behaviors[Self.path(of: subscription.endpoint)] = behavior }
     }
 
+    /// Sets the answer for every subscription without a scripted behaviour of its own (`nil`: answer normally).
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
+    }
+
     /// Every request received.
     public var requests: [FakeRequest] { state.withLock { $0.requests } }
     /// Accepted pushes with their decrypted plaintext.
@@ -104,7 +110,7 @@ public final class FakeWebPushServer: Sendable {
         }
         guard request.method == "POST" else { return refuse(405, "method") }
         guard let decryptor = state.withLock({ $0.subscriptions[request.path] }) else { return .status(404) }
-        switch state.withLock({ $0.behaviors[request.path] }) {
+        switch state.withLock({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
         case .stall?: return .stall
         case .redirect(let target)?: return .status(301, headers: [("location", target)])
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])

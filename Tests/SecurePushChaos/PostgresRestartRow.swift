@@ -1,0 +1,66 @@
+import Foundation
+
+/// Row 2: PostgreSQL stopped with `pg_ctl -m immediate` under load, down for a few seconds, started again.
+/// Every committed notification must still be pushed; while it is down `/readyz` and an authenticated
+/// device read must answer 503 within the API's deadline (no hang).
+enum PostgresRestartRow {
+    /// The API's deadline for one database call (`APIContext.databaseTimeout`), plus a second of slack.
+    static let answerDeadline = 11.0
+
+    static func plan(_ options: ChaosOptions) -> RowPlan {
+        RowPlan(tail: .seconds(3)) { context in
+            guard let control = context.options.postgresControl else { throw ChaosError("the pg-restart row needs --pg-control") }
+            let report = context.report
+            let downSeconds = 5.0
+            let (ready, read, marks) = try await context.probingAPI { ready, read in
+                let marks = Marks()
+                try await context.hold(.seconds(1.5))
+                marks.set("stopping")
+                try await runControl(control, "stop")
+                marks.set("down")
+                try await context.hold(.seconds(downSeconds))
+                marks.set("starting")
+                try await runControl(control, "start")
+                marks.set("up")
+                if let recovery = await context.waitReady() {
+                    report.figure("ready again", seconds(recovery) + " after start")
+                } else {
+                    report.check("ready again after start", false)
+                }
+                try await context.hold(.seconds(1))
+                return (ready, read, marks)
+            }
+            guard let down = marks.get("down"), let starting = marks.get("starting"), let stopping = marks.get("stopping") else { return }
+            report.figure("down", seconds(starting.timeIntervalSince(stopping)))
+            for probe in [ready, read] {
+                examine(probe, from: down, until: starting, phase: "the database is away", report: report)
+            }
+        }
+    }
+
+    /// Calls started while the database was unusable (`from..<until`): each answered (503, or 200 once it was
+    /// back) within the deadline; those answered before it was back were 503, and there were some.
+    static func examine(_ probe: APIProbe, from: Date, until: Date, phase: String, report: RowReport) {
+        let started = probe.recorded.filter { $0.startedAt >= from && $0.startedAt < until }
+        let answeredWhileDown = started.filter { $0.finishedAt < until }
+        let summary = probe.summary(startedIn: from...until)
+        report.figure(
+            "\(probe.name) while \(phase)",
+            "\(summary.statuses), slowest \(seconds(summary.maxSeconds)); \(answeredWhileDown.count) answered before it was back")
+        report.check("\(probe.name): no hang (every call answered within \(Int(answerDeadline)) s)", summary.noAnswer == 0 && summary.maxSeconds <= answerDeadline)
+        report.check("\(probe.name): only 503 or 200", summary.byStatus.keys.allSatisfy { $0 == 503 || $0 == 200 })
+        report.check(
+            "\(probe.name): 503 while \(phase)",
+            !answeredWhileDown.isEmpty && answeredWhileDown.allSatisfy { $0.answer.status == 503 })
+    }
+
+    /// Runs the PostgreSQL control script (`stop` or `start`).
+    static func runControl(_ script: String, _ action: String) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = [action]
+        try process.run()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        guard process.terminationStatus == 0 else { throw ChaosError("\(script) \(action) exited with \(process.terminationStatus)") }
+    }
+}
