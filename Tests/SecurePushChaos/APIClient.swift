@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import NIOHTTP1
 import NIOCore
+import NIOHTTP1
 
 /// Plain HTTP calls to a SecurePush process's API, timed.
 struct APIClient: Sendable {
@@ -44,7 +44,8 @@ struct APIClient: Sendable {
         guard answer.status == 201, let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
             let id = object["device_id"] as? String, let secret = object["device_secret"] as? String
         else {
-            throw ChaosError("registering a device failed: \(answer.status.map(String.init) ?? "no answer") \(String(decoding: answer.body, as: UTF8.self))")
+            throw ChaosError(
+                "registering a device failed: \(answer.status.map(String.init) ?? "no answer") \(String(decoding: answer.body, as: UTF8.self))")
         }
         return id + "." + secret
     }

@@ -100,6 +100,7 @@ struct ChaosRun {
     /// Resolves uncertain inserts, waits for the queue to drain, stops the processes and checks.
     private func finish(_ context: ChaosContext, started: ContinuousClock.Instant) async throws {
         let (database, report) = (context.database, context.report)
+        log("producer stopped: \(context.producer.snapshot.committed.count) committed, \(context.producer.snapshot.uncertain.count) uncertain")
         var resolved = 0
         var uncertainLeft = context.producer.snapshot.uncertain.count
         if uncertainLeft > 0 {
@@ -117,7 +118,9 @@ struct ChaosRun {
         }
         report.figure("drain", drained ? seconds((ContinuousClock.now - drainStart).seconds) : "not drained")
         report.check("queue drained", drained)
+        log("stopping the SecurePush processes")
         for process in context.processes { await process.stop() }
+        log("checking")
 
         let outcomes = try await database.with { connection in
             var outcomes: [String: Int64] = [:]

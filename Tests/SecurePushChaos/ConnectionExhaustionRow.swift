@@ -30,9 +30,10 @@ enum ConnectionExhaustionRow {
                 guard let exhausted = marks.get("exhausted"), let released = marks.get("released") else { return }
                 // The first half second is the hog filling the slots and ending sessions.
                 let start = exhausted.addingTimeInterval(0.5)
-                for probe in [ready, read] {
-                    PostgresRestartRow.examine(probe, from: start, until: released, phase: "the slots are taken", report: report)
-                }
+                PostgresRestartRow.examine(
+                    ready, from: start, until: released, phase: "the slots are taken", mustSayUnavailable: true, report: report)
+                PostgresRestartRow.examine(
+                    read, from: start, until: released, phase: "the slots are taken", mustSayUnavailable: false, report: report)
                 let backoffs = context.processes.map { context.logLines($0, containing: "claim failed").count }.reduce(0, +)
                 report.figure("dispatcher claim failures (backing off)", "\(backoffs)")
             },

@@ -26,30 +26,31 @@ struct ConnectionHog {
                 }
             }
         }
-        defer {
-            let closing = connections
-            Task { for connection in closing { try? await connection.close() } }
-        }
-        await fill()
-        guard let admin = connections.first else { throw ChaosError("the hog could not open a single connection") }
-        let deadline = ContinuousClock.now + duration
-        while ContinuousClock.now < deadline {
-            let keep = ours + spared
-            let ended = try await admin.query(
-                """
-                SELECT count(*) FROM (
-                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                    WHERE backend_type = 'client backend' AND datname = current_database() AND pid <> ALL(\(keep)::int4[])
-                ) ended
-                """, logger: database.logger
-            ).collect().first?.decode(Int64.self) ?? 0
-            outcome.sessionsEnded += Int(ended)
+        do {
             await fill()
-            try await Task.sleep(for: .milliseconds(20))
+            guard let admin = connections.first else { throw ChaosError("the hog could not open a single connection") }
+            let deadline = ContinuousClock.now + duration
+            while ContinuousClock.now < deadline {
+                let keep = ours + spared
+                let ended =
+                    try await admin.query(
+                        """
+                        SELECT count(*) FROM (
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE backend_type = 'client backend' AND datname = current_database() AND pid <> ALL(\(keep)::int4[])
+                        ) ended
+                        """, logger: database.logger
+                    ).collect().first?.decode(Int64.self) ?? 0
+                outcome.sessionsEnded += Int(ended)
+                await fill()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        } catch {
+            for connection in connections { try? await connection.close() }
+            throw error
         }
         outcome.held = connections.count
         for connection in connections { try? await connection.close() }
-        connections = []
         return outcome
     }
 }

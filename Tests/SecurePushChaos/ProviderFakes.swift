@@ -69,7 +69,8 @@ final class ProviderFakes: Sendable {
         environment["SECUREPUSH_WNS_ALLOWED_HOSTS"] = "127.0.0.1"
         if platforms.contains(.apns) {
             let (keyID, key) = apnsKeys[index]
-            environment.merge(FakeCredentials.environment(apns: apns, key: key, teamID: Self.teamID, keyID: keyID, topic: Self.topic)) { _, new in new }
+            environment.merge(FakeCredentials.environment(apns: apns, key: key, teamID: Self.teamID, keyID: keyID, topic: Self.topic)) { _, new in new
+            }
         }
         if platforms.contains(.fcm) {
             environment.merge(FakeCredentials.environment(fcm: fcm, account: fcmAccount)) { _, new in new }

@@ -54,7 +54,8 @@ enum ProviderStormRow {
     private static func verify(_ context: ChaosContext, _ attempts: [PushAttempt]) {
         let report = context.report
         let inFlight = context.plan.platforms.map { context.fakes.server($0).traffic.maxInFlight }
-        report.figure("max in flight per fake (apns/fcm/wns/webpush)", inFlight.map(String.init).joined(separator: "/") + " (bound \(concurrencyBound))")
+        report.figure(
+            "max in flight per fake (apns/fcm/wns/webpush)", inFlight.map(String.init).joined(separator: "/") + " (bound \(concurrencyBound))")
         report.check("in-flight requests within the configured concurrency", inFlight.allSatisfy { $0 <= concurrencyBound })
 
         let answered5xx = attempts.filter { ($0.status ?? 0) >= 500 }.count

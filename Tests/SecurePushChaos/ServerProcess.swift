@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 
 /// One `securepush` child process, its output in a log file.
@@ -47,7 +47,18 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // For `ops/chaos` to clean up after a driver that was killed.
+        if let pids = FileHandle(forUpdatingAtPath: "\(logDirectory)/pids") ?? Self.create("\(logDirectory)/pids") {
+            pids.seekToEndOfFile()
+            pids.write(Data("\(process.processIdentifier)\n".utf8))
+            try? pids.close()
+        }
         return ServerProcess(name: name, port: port, logPath: logPath, process: process)
+    }
+
+    private static func create(_ path: String) -> FileHandle? {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        return FileHandle(forUpdatingAtPath: path)
     }
 
     /// Runs `binary arguments` to completion; throws with its output when it fails.
@@ -65,9 +76,9 @@ final class ServerProcess: @unchecked Sendable {
     func signal(_ number: Int32) {
         if process.isRunning {
             #if canImport(Glibc)
-            _ = Glibc.kill(pid, number)
+                _ = Glibc.kill(pid, number)
             #else
-            _ = Darwin.kill(pid, number)
+                _ = Darwin.kill(pid, number)
             #endif
         }
     }

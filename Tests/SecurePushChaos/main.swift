@@ -27,6 +27,8 @@ do {
     exit(report.failures.isEmpty ? 0 : 1)
 } catch {
     log("\(options.row.rawValue) could not run: \(error)")
-    print("| \(options.row.rawValue) | – | – | – | – | – | – | – | FAILED: could not run | \(String(describing: error).prefix(300).replacingOccurrences(of: "|", with: "/").replacingOccurrences(of: "\n", with: " ")) |")
+    print(
+        "| \(options.row.rawValue) | – | – | – | – | – | – | – | FAILED: could not run | \(String(describing: error).prefix(300).replacingOccurrences(of: "|", with: "/").replacingOccurrences(of: "\n", with: " ")) |"
+    )
     exit(2)
 }

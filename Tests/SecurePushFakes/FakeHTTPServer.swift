@@ -53,14 +53,16 @@ public final class FakeHTTPServer: Sendable {
                         box.markHTTP2(id)
                         return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
                             stream.eventLoop.makeCompletedFuture {
-                                try stream.pipeline.syncOperations.addHandler(FakeHTTP2StreamHandler(connectionID: id, traffic: traffic, handler: recorded))
+                                try stream.pipeline.syncOperations.addHandler(
+                                    FakeHTTP2StreamHandler(connectionID: id, traffic: traffic, handler: recorded))
                             }
                         }.map { _ in }
                     }
                     let configureHTTP1: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                            try channel.pipeline.syncOperations.addHandler(FakeHTTP1Handler(connectionID: id, httpMajorVersion: 1, traffic: traffic, handler: recorded))
+                            try channel.pipeline.syncOperations.addHandler(
+                                FakeHTTP1Handler(connectionID: id, httpMajorVersion: 1, traffic: traffic, handler: recorded))
                         }
                     }
                     // Without ALPN, an HTTP/2-only server (like APNs) assumes HTTP/2 with prior knowledge.
