@@ -49,6 +49,7 @@ final class APIProbe: Sendable {
                 summary.byStatus[status, default: 0] += 1
             } else {
                 summary.noAnswer += 1
+                summary.failures[String((sample.answer.failure ?? "?").prefix(60)), default: 0] += 1
             }
         }
         return summary
@@ -60,12 +61,17 @@ struct ProbeSummary: Sendable {
     var calls = 0
     var byStatus: [Int: Int] = [:]
     var noAnswer = 0
+    /// Why calls got no answer (error descriptions, shortened), with counts.
+    var failures: [String: Int] = [:]
     var maxSeconds = 0.0
 
     /// `503×12 200×3` style.
     var statuses: String {
         var parts = byStatus.sorted { $0.key > $1.key }.map { "\($0.value)×\($0.key)" }
-        if noAnswer > 0 { parts.append("\(noAnswer)×no answer") }
+        if noAnswer > 0 {
+            parts.append(
+                "\(noAnswer)×no answer (" + failures.sorted { $0.value > $1.value }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ") + ")")
+        }
         return parts.isEmpty ? "none" : parts.joined(separator: " ")
     }
 }

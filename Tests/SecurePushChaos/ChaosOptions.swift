@@ -16,6 +16,8 @@ struct ChaosOptions: Sendable {
     var quick = false
     /// How long the provider storm lasts.
     var stormSeconds: Double = 60
+    /// How long PostgreSQL is down (pg-restart) or its slots taken (conn-exhaustion).
+    var outageSeconds: Double = 5
     /// Notifications the producer commits per second.
     var rate: Double = 20
     /// Users (each with one device per platform of the row).
@@ -24,7 +26,7 @@ struct ChaosOptions: Sendable {
     static let usage = """
         usage: securepush-chaos --row sigstop|pg-restart|conn-exhaustion|long-transaction|provider-storm
                                 --binary PATH --database-url URL --work-dir DIR
-                                [--pg-control SCRIPT] [--quick] [--storm-seconds N] [--rate N] [--users N]
+                                [--pg-control SCRIPT] [--quick] [--storm-seconds N] [--outage-seconds N] [--rate N] [--users N]
         """
 
     /// Parses `arguments` (without the program name).
@@ -55,6 +57,10 @@ struct ChaosOptions: Sendable {
         if let text = values.removeValue(forKey: "storm-seconds") {
             guard let seconds = Double(text), seconds >= 3 else { throw ChaosError("--storm-seconds must be a number of seconds >= 3") }
             options.stormSeconds = seconds
+        }
+        if let text = values.removeValue(forKey: "outage-seconds") {
+            guard let seconds = Double(text), seconds >= 1, seconds <= 120 else { throw ChaosError("--outage-seconds must be between 1 and 120") }
+            options.outageSeconds = seconds
         }
         if let text = values.removeValue(forKey: "rate") {
             guard let rate = Double(text), rate > 0, rate <= 1000 else { throw ChaosError("--rate must be between 0 and 1000 per second") }

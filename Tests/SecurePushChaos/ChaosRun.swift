@@ -46,7 +46,10 @@ struct ChaosRun {
         let started = ContinuousClock.now
         let database = try ChaosDatabase(url: options.databaseURL)
         let fakes = try await ProviderFakes.start(processes: 2)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Probes must not queue behind each other in the client: room for every call in flight at once.
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         var processes: [ServerProcess] = []
         do {
             let jwtSecret = "chaos-" + (0..<4).map { _ in UUID().uuidString }.joined()

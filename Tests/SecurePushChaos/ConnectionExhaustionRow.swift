@@ -11,7 +11,7 @@ enum ConnectionExhaustionRow {
             tail: .seconds(3),
             disrupt: { context in
                 let report = context.report
-                let window = 5.0
+                let window = context.options.outageSeconds
                 let (ready, read) = try await context.probingAPI { ready, read in
                     try await context.hold(.seconds(1))
                     let spared = context.producer.pid.map { [$0] } ?? []
@@ -31,9 +31,9 @@ enum ConnectionExhaustionRow {
                 // The first half second is the hog filling the slots and ending sessions.
                 let start = exhausted.addingTimeInterval(0.5)
                 PostgresRestartRow.examine(
-                    ready, from: start, until: released, phase: "the slots are taken", mustSayUnavailable: true, report: report)
+                    ready, from: start, until: released, phase: "the slots are taken", unavailable: .sometimes, report: report)
                 PostgresRestartRow.examine(
-                    read, from: start, until: released, phase: "the slots are taken", mustSayUnavailable: false, report: report)
+                    read, from: start, until: released, phase: "the slots are taken", unavailable: .notRequired, report: report)
                 let backoffs = context.processes.map { context.logLines($0, containing: "claim failed").count }.reduce(0, +)
                 report.figure("dispatcher claim failures (backing off)", "\(backoffs)")
             },
