@@ -8,10 +8,12 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "securepush",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "securepush", targets: ["securepush"]),
         .library(name: "SecurePushCore", targets: ["SecurePushCore"]),
+        // The device side for Swift apps and Notification Service Extensions: Foundation only.
+        .library(name: "SecurePushClient", targets: ["SecurePushClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -30,6 +32,12 @@ let package = Package(
     ],
     targets: [
         // Value types, the provider seam and pure policy (backoff, validation). No I/O.
+        // The client library apps link: no dependency beyond Foundation (FoundationNetworking on Linux).
+        .target(
+            name: "SecurePushClient",
+            dependencies: [],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "SecurePushCore",
             dependencies: [],
@@ -51,6 +59,7 @@ let package = Package(
         .executableTarget(name: "EmbedSQL", swiftSettings: swiftSettings),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedSQL"]),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQL"]),
+        .plugin(name: "EmbedWebKit", capability: .buildTool(), dependencies: ["EmbedSQL"]),
         // Push platform clients behind the `PushProvider` seam.
         .target(
             name: "SecurePushProviders",
@@ -93,7 +102,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings,
-            plugins: ["EmbedOpenAPI"]
+            plugins: ["EmbedOpenAPI", "EmbedWebKit"]
         ),
         // Configuration and the assembly of services (shared by the CLI and the tests).
         .target(
@@ -235,6 +244,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SecurePushClientTests",
+            dependencies: ["SecurePushClient"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SecurePushCoreTests",
             dependencies: ["SecurePushCore"],
             swiftSettings: swiftSettings
@@ -259,12 +273,13 @@ let package = Package(
         // Configuration parsing; no database needed.
         .testTarget(
             name: "SecurePushServerTests",
-            dependencies: ["SecurePushCore", "SecurePushStore", "SecurePushServer"],
+            dependencies: ["SecurePushCore", "SecurePushStore", "SecurePushAPI", "SecurePushServer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
+                "SecurePushClient",
                 "SecurePushCore",
                 "SecurePushStore",
                 "SecurePushProviders",
@@ -281,6 +296,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -20,6 +20,11 @@ public struct APIContext: Sendable {
     /// Which Web Push endpoints and WNS channel URIs a device may register (checked without DNS; the
     /// dispatcher checks the resolved addresses at send time).
     public var endpointPolicies = PushEndpointPolicies()
+    /// The VAPID public key browsers subscribe with (uncompressed P-256 point, base64url), when Web Push
+    /// is configured (`SECUREPUSH_WEBPUSH_VAPID_KEY_FILE`); served at `GET /v1/webpush/key`.
+    public var webPushPublicKey: String?
+    /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`).
+    public var demo = false
 
     /// Creates a context.
     public init(stores: APIStores, userTokens: UserTokenVerifier, metricsText: @escaping @Sendable () -> String) {

@@ -4,8 +4,8 @@ import SecurePushStore
 public struct APILimits: Sendable {
     /// Throttling of failed device-credential and user-token attempts, per client address and device.
     public var authThrottle = AuthThrottlePolicy()
-    /// Peers whose `X-Forwarded-For` is believed (`SECUREPUSH_TRUSTED_PROXIES`, exact addresses).
-    public var trustedProxies: Set<String> = []
+    /// Peers whose `X-Forwarded-For` is believed (`SECUREPUSH_TRUSTED_PROXIES`, addresses and CIDR blocks).
+    public var trustedProxies = TrustedProxies.none
     /// Reads per second one device may sustain (`SECUREPUSH_DEVICE_READ_RATE`) and its burst (`SECUREPUSH_DEVICE_READ_BURST`).
     public var deviceReads = RateLimit(perSecond: 10, burst: 300)
     /// The same for all of one user's devices together (`SECUREPUSH_USER_READ_RATE`, `SECUREPUSH_USER_READ_BURST`).

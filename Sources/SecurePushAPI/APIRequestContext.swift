@@ -19,7 +19,7 @@ public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 
     /// The client's address: the peer, or the forwarded client when the peer is a trusted proxy.
-    func clientAddress(_ request: Request, trustedProxies: Set<String>) -> String {
+    func clientAddress(_ request: Request, trustedProxies: TrustedProxies) -> String {
         ClientAddress.resolve(peer: remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustedProxies: trustedProxies)
     }
 

@@ -22,12 +22,19 @@ public enum APIRouter {
             .post("/v1/devices/current/rotate", use: devices.rotate)
             .get("/v1/notifications", use: notifications.list)
             .get("/v1/notifications/:id", use: notifications.read)
+            .post("/v1/notifications/fetch", use: notifications.fetch)
 
         router.get("/healthz", use: operations.health)
         router.get("/readyz", use: operations.ready)
         router.get("/status", use: operations.status)
         router.get("/metrics", use: operations.metrics)
         router.get("/openapi.json", use: operations.openAPI)
+        router.get("/v1/webpush/key", use: WebPushRoutes(api: api).key)
+        if api.demo {
+            let demo = DemoRoutes()
+            router.get("/demo", use: demo.index)
+            router.get("/demo/:file", use: demo.file)
+        }
         return router
     }
 }

@@ -4,11 +4,11 @@ import NIOCore
 /// The address a request came from: the peer's, or, when the peer is a trusted proxy, the last address
 /// in `X-Forwarded-For` that is not itself a trusted proxy. A header from anyone else is ignored.
 enum ClientAddress {
-    static func resolve(peer: SocketAddress?, forwardedFor: String?, trustedProxies: Set<String>) -> String {
+    static func resolve(peer: SocketAddress?, forwardedFor: String?, trustedProxies: TrustedProxies) -> String {
         let peerAddress = peer?.ipAddress ?? "unknown"
-        guard trustedProxies.contains(peerAddress), let forwardedFor, forwardedFor.utf8.count <= 4096 else { return peerAddress }
+        guard trustedProxies.trusts(peerAddress), let forwardedFor, forwardedFor.utf8.count <= 4096 else { return peerAddress }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        for hop in hops.reversed() where !trustedProxies.contains(hop) {
+        for hop in hops.reversed() where !trustedProxies.trusts(hop) {
             return hop.count <= 64 ? hop : peerAddress
         }
         return peerAddress

@@ -1,9 +1,12 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import SecurePushCore
 import SecurePushStore
 
-/// `GET /v1/notifications/{id}` and `GET /v1/notifications` (device credential).
+/// `GET /v1/notifications/{id}`, `GET /v1/notifications` and `POST /v1/notifications/fetch` (device
+/// credential). Every route that returns a payload also records, in the same statement, the
+/// notification's first read and this device's first fetch.
 struct NotificationRoutes: Sendable {
     let api: APIContext
 
@@ -18,13 +21,7 @@ struct NotificationRoutes: Sendable {
         }
         switch result {
         case .found(let notification):
-            // The payload is JSON text from PostgreSQL, spliced in as is.
-            var body = #"{"created_at":"\#(JSONResponse.timestamp(notification.createdAt))","id":"\#(id)","payload":"#
-            body += notification.payloadJSON
-            body += #","read_at":"#
-            body += notification.readAt.map { "\"\(JSONResponse.timestamp($0))\"" } ?? "null"
-            body += "}"
-            return JSONResponse.raw(.ok, Array(body.utf8))
+            return JSONResponse.raw(.ok, NotificationJSON.single(notification))
         case .gone:
             throw APIError(.gone, code: "gone", message: "This notification expired or its content was deleted.")
         case .notFound:
@@ -55,7 +52,25 @@ struct NotificationRoutes: Sendable {
             }
             cursor = parsed
         }
-        let (after, fetch) = (cursor, limit + 1)
+        var includePayload = false
+        if let raw = query.get("include") {
+            guard raw == "payload" else {
+                throw APIError(.badRequest, code: "invalid_parameter", message: "\"include\" must be payload.")
+            }
+            includePayload = true
+        }
+        let after = cursor
+        if includePayload {
+            let pageSize = limit
+            let items = try await api.database {
+                try await $0.notifications.listFetching(
+                    userID: device.userID, deviceID: device.deviceID, unreadOnly: unreadOnly, limit: pageSize, after: after)
+            }
+            let page = items.prefix { $0.payloadJSON != nil }.prefix(limit)
+            let next = items.count > page.count ? page.last?.cursor.token : nil
+            return JSONResponse.raw(.ok, NotificationJSON.page(page, nextCursor: next))
+        }
+        let fetch = limit + 1
         let items = try await api.database {
             try await $0.notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: fetch, after: after)
         }
@@ -66,5 +81,23 @@ struct NotificationRoutes: Sendable {
                 nextCursor: items.count > limit ? page.last?.cursor.token : nil
             )
         )
+    }
+
+    /// `POST /v1/notifications/fetch`: the payloads of up to 50 of the caller's notifications in one round
+    /// trip (one statement); ids that are unknown, another user's, expired or purged are listed as missing.
+    func fetch(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let device = try context.requireDevice()
+        let (limit, timeout) = (api.limits.maxRequestBodyBytes, api.limits.bodyReadTimeout)
+        let body: ByteBuffer
+        do {
+            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
+        } catch is DeadlineExceeded {
+            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+        }
+        let ids = try FetchRequestInput(json: Data(buffer: body)).ids.map(\.uuid)
+        let results = try await api.database {
+            try await $0.notifications.fetch(ids: ids, userID: device.userID, deviceID: device.deviceID)
+        }
+        return JSONResponse.raw(.ok, NotificationJSON.batch(results))
     }
 }

@@ -87,12 +87,19 @@ struct DispatchOptions: ParsableArguments {
     @Option(help: "Pushes in flight per lane.") var concurrency = 256
     @Option(help: "Claim/send/complete loops.") var lanes = 2
     @Option(help: "Dispatcher commits wait for WAL flush: on or off (the default, as in serve).") var synchronousCommit = "off"
+    @Option(help: "Badge source, as SECUREPUSH_BADGE: unread (the default, as in serve: the claim counts each recipient's unread) or off.")
+    var badge = "unread"
+
+    func validate() throws {
+        guard ["unread", "off"].contains(badge) else { throw ValidationError("--badge must be unread or off, got \"\(badge)\"") }
+    }
 
     var configuration: DispatcherConfiguration {
         var configuration = DispatcherConfiguration()
         configuration.batchSize = batchSize
         configuration.concurrency = concurrency
         configuration.lanes = lanes
+        configuration.unreadBadge = badge == "unread"
         return configuration
     }
 }

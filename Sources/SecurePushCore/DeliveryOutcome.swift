@@ -58,10 +58,14 @@ public struct DeliveryCompletion: Sendable, Hashable {
     public var deliveryID: UUID
     /// What happened.
     public var outcome: DeliveryOutcome
+    /// When the platform answered (the dispatcher's monotonic clock), for a push that was sent: the
+    /// queue records it as `accepted_at`, which can be earlier than the write of the whole batch.
+    public var answeredAt: ContinuousClock.Instant?
 
     /// Creates a completion.
-    public init(deliveryID: UUID, outcome: DeliveryOutcome) {
+    public init(deliveryID: UUID, outcome: DeliveryOutcome, answeredAt: ContinuousClock.Instant? = nil) {
         self.deliveryID = deliveryID
         self.outcome = outcome
+        self.answeredAt = answeredAt
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// One push to send: the notification id and the device. It has no field that could hold a payload,
 /// so no provider can ever put notification content on the wire.
 public struct Push: Sendable, Hashable {
+    /// What the push asks the device to do.
+    public var kind: PushKind
     /// The notification the device should fetch.
     public var notificationID: NotificationID
     /// Where the push goes.
@@ -13,13 +15,21 @@ public struct Push: Sendable, Hashable {
     public var priority: Int
     /// The 1-based attempt number of this delivery.
     public var attempt: Int
+    /// The recipient's unread count when the push was claimed (`SECUREPUSH_BADGE=unread`), shown as the
+    /// app's badge by the envelopes that carry one; `nil` when badges are off. A count, never content.
+    public var badge: Int?
 
     /// Creates a push.
-    public init(notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1) {
+    public init(
+        kind: PushKind = .notify, notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1,
+        badge: Int? = nil
+    ) {
+        self.kind = kind
         self.notificationID = notificationID
         self.target = target
         self.expiresAt = expiresAt
         self.priority = priority
         self.attempt = attempt
+        self.badge = badge
     }
 }

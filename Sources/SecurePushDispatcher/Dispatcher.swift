@@ -160,7 +160,7 @@ public final class Dispatcher: Service, Sendable {
         await writeOutcomes(completions, unstarted: unstarted, leaseToken: batch.leaseToken)
     }
 
-    private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration)
+    private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration, answeredAt: ContinuousClock.Instant)
 
     /// Sends with at most `concurrency` pushes in flight. A child watches the shutdown deadline: when it
     /// fires, the sends in flight are cancelled (providers answer `.retry`). Returns the completions and
@@ -203,7 +203,8 @@ public final class Dispatcher: Service, Sendable {
                     let clock = ContinuousClock()
                     let start = clock.now
                     let result = await provider.send(delivery.push)
-                    return (delivery, result, clock.now - start)
+                    let answeredAt = clock.now
+                    return (delivery, result, answeredAt - start, answeredAt)
                 }
                 inFlight += 1
             }
@@ -234,7 +235,7 @@ public final class Dispatcher: Service, Sendable {
                 ]
             )
         }
-        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome)
+        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome, answeredAt: sent.answeredAt)
     }
 
     /// Writes outcomes and releases unstarted claims, retrying while the database is unavailable.

@@ -26,6 +26,9 @@ public struct DispatcherConfiguration: Sendable {
     public var deviceStaleAfter: Duration = .seconds(270 * 86_400)
     /// How often this process writes its heartbeat row.
     public var heartbeatInterval: Duration = .seconds(5)
+    /// Whether each push carries its recipient's unread count as the badge (`SECUREPUSH_BADGE=unread`),
+    /// computed by the claim statement.
+    public var unreadBadge = true
 
     /// The defaults.
     public init() {}

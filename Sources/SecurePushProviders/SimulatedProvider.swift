@@ -1,27 +1,31 @@
 import Foundation
 import SecurePushCore
 
-/// The `simulated` platform: builds the exact request an APNs push would be and records it
-/// instead of sending it. Tests may script its answers with `behavior`.
+/// The `simulated` platform: builds the exact request a push would be (by default the APNs envelope,
+/// docs/envelopes.md) and records it instead of sending it. Tests may script its answers with `behavior`.
 public struct SimulatedProvider: PushProvider {
     /// Decides the outcome of a push (default: sent).
     public typealias Behavior = @Sendable (Push) async -> PushResult
 
     public let platform: Platform = .simulated
     let outbox: SimulatedOutbox
-    let factory: APNsRequestFactory
+    let profile: any EnvelopeProfile
     let behavior: Behavior?
     let latency: Duration?
 
-    /// Creates a simulated provider writing to `outbox`; `latency` stands in for a network round trip.
+    /// The bundle id the simulated APNs requests name.
+    public static let topic = "com.example.securepush"
+
+    /// Creates a simulated provider writing to `outbox` the requests `profile` builds; `latency` stands in
+    /// for a network round trip.
     public init(
         outbox: SimulatedOutbox,
-        factory: APNsRequestFactory = APNsRequestFactory(defaultTopic: "com.example.securepush"),
+        profile: any EnvelopeProfile = APNsEnvelope(defaultTopic: Self.topic),
         latency: Duration? = nil,
         behavior: Behavior? = nil
     ) {
         self.outbox = outbox
-        self.factory = factory
+        self.profile = profile
         self.latency = latency
         self.behavior = behavior
     }
@@ -36,7 +40,7 @@ public struct SimulatedProvider: PushProvider {
         }
         let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())
         guard case .sent = result, outbox.isRecording else { return result }
-        let request = factory.makeRequest(for: push)
+        let request = profile.request(for: push)
         outbox.record(
             SimulatedPush(
                 platform: platform.rawValue,

@@ -29,6 +29,8 @@ public struct APIAssembly: Sendable {
         )
         self.context.limits = configuration.http.limits
         self.context.endpointPolicies = configuration.providerSettings.endpointPolicies
+        self.context.webPushPublicKey = configuration.providerSettings.vapidPublicKey
+        self.context.demo = configuration.http.demo
     }
 
     /// The Hummingbird application, bound to `host:port`.

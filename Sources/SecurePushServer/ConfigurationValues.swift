@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// Reads typed values from a string map (the environment with flags merged over it), failing with
@@ -64,6 +65,19 @@ public struct ConfigurationValues: Sendable {
             throw ConfigurationError("\(key) must be one of \(allowed.joined(separator: ", ")), got \"\(raw)\"")
         }
         return raw
+    }
+
+    /// A comma-separated list of addresses and CIDR blocks (`10.8.0.0/16, fd00::/8, 192.0.2.7`);
+    /// empty when unset. An entry that is not one is an error naming the key.
+    public func networks(_ key: String) throws -> [IPNetwork] {
+        guard let raw = string(key) else { return [] }
+        return try ProviderSettings.list(raw).map { entry in
+            guard let network = IPNetwork(entry) else {
+                throw ConfigurationError(
+                    "\(key) lists \"\(entry)\", which is not an address or a CIDR block such as 10.8.0.0/16 or fd00::/8 (host bits must be zero)")
+            }
+            return network
+        }
     }
 
     /// Parses `<number><unit>` with unit ms, s, m, h or d.

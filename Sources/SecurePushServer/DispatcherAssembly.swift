@@ -44,7 +44,7 @@ public struct DispatcherAssembly: Sendable {
         self.identity = identity
         self.stats = stats
         self.dispatcher = Dispatcher(
-            queue: PostgresDeliveryQueue(client: client, logger: logger),
+            queue: PostgresDeliveryQueue(client: client, logger: logger, unreadBadge: configuration.unreadBadge),
             providers: providers,
             configuration: configuration,
             signal: signal,

@@ -16,12 +16,19 @@ public struct HTTPConfiguration: Sendable {
     public var userTokenAudience: String?
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
+    /// How often the API refreshes the fetch-lifecycle gauges of `/metrics` from the database
+    /// (`SECUREPUSH_FETCH_STATS_INTERVAL`).
+    public var fetchStatsInterval: Duration
+
+    /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`; off by default).
+    public var demo: Bool
 
     /// Abuse and HTTP limits (`SECUREPUSH_AUTH_*`, `SECUREPUSH_*_READ_*`, `SECUREPUSH_TRUSTED_PROXIES`, HTTP limits).
     public var limits: APILimits
 
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
         self.limits = try Self.limits(values)
+        self.demo = try values.choice("SECUREPUSH_DEMO", default: "off", allowed: ["on", "off"]) == "on"
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
@@ -47,6 +54,8 @@ public struct HTTPConfiguration: Sendable {
         case (nil, nil):
             self.userTokenKey = nil
         }
+        self.fetchStatsInterval = try values.duration(
+            "SECUREPUSH_FETCH_STATS_INTERVAL", default: .seconds(30), in: .milliseconds(100)...(.seconds(3600)))
         self.userTokenIssuer = values.string("SECUREPUSH_USER_JWT_ISSUER")
         self.userTokenAudience = values.string("SECUREPUSH_USER_JWT_AUDIENCE")
         if values.string("SECUREPUSH_PURGE_AFTER_READ").map({ ["off", "never", "0"].contains($0.lowercased()) }) ?? true {
@@ -68,9 +77,7 @@ public struct HTTPConfiguration: Sendable {
             throw ConfigurationError("SECUREPUSH_AUTH_BLOCK_MAX must not be shorter than SECUREPUSH_AUTH_BLOCK")
         }
         limits.authThrottle = throttle
-        limits.trustedProxies = Set(
-            (values.string("SECUREPUSH_TRUSTED_PROXIES") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty })
+        limits.trustedProxies = TrustedProxies(try values.networks("SECUREPUSH_TRUSTED_PROXIES"))
         limits.deviceReads = RateLimit(
             perSecond: Double(try values.int("SECUREPUSH_DEVICE_READ_RATE", default: 10, in: 1...100_000)),
             burst: try values.int("SECUREPUSH_DEVICE_READ_BURST", default: 300, in: 1...1_000_000))

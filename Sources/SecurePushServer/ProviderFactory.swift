@@ -57,7 +57,9 @@ public enum ProviderFactory {
                 switch platform {
                 case .simulated:
                     let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
-                    return SimulatedProvider(outbox: outbox, latency: configuration.simulatedLatency)
+                    return SimulatedProvider(
+                        outbox: outbox, profile: APNsEnvelope(settings: settings.envelopes, defaultTopic: SimulatedProvider.topic),
+                        latency: configuration.simulatedLatency)
                 case .apns:
                     guard let apns = settings.apns else { throw missing() }
                     return try APNsProvider(configuration: apns, httpClient: try client(), logger: logger)

@@ -5,7 +5,7 @@ extension ProviderSettings {
     /// `SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS` (comma-separated host suffixes)
     /// and `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS` (comma-separated CIDR blocks, shared by both).
     static func endpointPolicies(_ values: ConfigurationValues) throws -> PushEndpointPolicies {
-        let networks = try privateNetworks(values, "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS")
+        let networks = try values.networks("SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS")
         return PushEndpointPolicies(
             webPush: PushEndpointPolicy(
                 allowedHosts: try hosts(values, "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS", default: PushEndpointPolicies.defaultWebPushHosts),
@@ -28,16 +28,5 @@ extension ProviderSettings {
             }
         }
         return hosts
-    }
-
-    static func privateNetworks(_ values: ConfigurationValues, _ key: String) throws -> [IPNetwork] {
-        guard let raw = values.string(key) else { return [] }
-        return try list(raw).map { entry in
-            guard let network = IPNetwork(entry) else {
-                throw ConfigurationError(
-                    "\(key) lists \"\(entry)\", which is not a CIDR block such as 10.8.0.0/16 or fd00::/8 (host bits must be zero)")
-            }
-            return network
-        }
     }
 }

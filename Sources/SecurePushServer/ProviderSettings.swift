@@ -5,13 +5,14 @@ import SecurePushProviders
 import SecurePushStore
 
 /// Credentials and endpoints of the real push platforms, read from `SECUREPUSH_APNS_*`,
-/// `SECUREPUSH_FCM_*`, `SECUREPUSH_WEBPUSH_*` and `SECUREPUSH_WNS_*` (see docs/providers.md).
+/// `SECUREPUSH_FCM_*`, `SECUREPUSH_WEBPUSH_*` and `SECUREPUSH_WNS_*` (see docs/providers.md), and the
+/// envelopes' generic text and style (`SECUREPUSH_ALERT_*`, `SECUREPUSH_APNS_PUSH_STYLE`, docs/envelopes.md).
 ///
 /// Only platforms listed in `SECUREPUSH_PROVIDERS` are read; for those, a missing or unreadable
 /// credential is a start-up `ConfigurationError` naming the setting (never echoing a secret). The endpoint
 /// policies (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`,
 /// `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS`) are always read: the API checks registrations against them
-/// without any provider credential.
+/// without any provider credential. So are the envelope settings (the simulated platform uses them too).
 public struct ProviderSettings: Sendable {
     /// APNs, when enabled.
     public var apns: APNsConfiguration?
@@ -24,18 +25,30 @@ public struct ProviderSettings: Sendable {
     /// Which Web Push endpoints and WNS channel URIs may be registered and pushed to, read whichever
     /// platforms are enabled.
     public var endpointPolicies: PushEndpointPolicies
+    /// The generic text and the APNs style of every envelope, read whichever platforms are enabled.
+    public var envelopes: EnvelopeSettings
+    /// The VAPID public key (base64url), whenever `SECUREPUSH_WEBPUSH_VAPID_KEY_FILE` is set.
+    public var vapidPublicKey: String?
 
-    /// No real platform configured; the default endpoint policies.
+    /// No real platform configured; the default endpoint policies and envelopes.
     public init() {
         endpointPolicies = PushEndpointPolicies()
+        envelopes = EnvelopeSettings()
     }
 
-    /// Reads the endpoint policies and the settings of every platform in `platforms`.
+    /// Reads the endpoint policies, the envelope settings and the settings of every platform in `platforms`.
     public init(values: ConfigurationValues, platforms: [Platform]) throws {
         endpointPolicies = try Self.endpointPolicies(values)
-        if platforms.contains(.apns) { apns = try Self.apns(values) }
-        if platforms.contains(.fcm) { fcm = try Self.fcm(values) }
-        if platforms.contains(.webpush) { webPush = try Self.webPush(values, policy: endpointPolicies.webPush) }
+        envelopes = try Self.envelopes(values)
+        if platforms.contains(.apns) { apns = try Self.apns(values, envelopes: envelopes) }
+        if platforms.contains(.fcm) { fcm = try Self.fcm(values, envelopes: envelopes) }
+        if platforms.contains(.webpush) {
+            webPush = try Self.webPush(values, policy: endpointPolicies.webPush, envelopes: envelopes)
+            vapidPublicKey = webPush?.publicKeyBase64URL
+        } else if values.string("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE") != nil {
+            // An API-only process serves the public key too (`GET /v1/webpush/key`).
+            vapidPublicKey = try Self.vapidKey(values).publicKey.x963Representation.base64URLEncodedString
+        }
         if platforms.contains(.wns) { wns = try Self.wns(values, policy: endpointPolicies.wns) }
     }
 
@@ -43,7 +56,7 @@ public struct ProviderSettings: Sendable {
 
     // MARK: APNs
 
-    static func apns(_ values: ConfigurationValues) throws -> APNsConfiguration {
+    static func apns(_ values: ConfigurationValues, envelopes: EnvelopeSettings) throws -> APNsConfiguration {
         var apps: [APNsConfiguration.App] = []
         let multi = values.string("SECUREPUSH_APNS_APPS")
         if multi == nil || values.string("SECUREPUSH_APNS_KEY_FILE") != nil {
@@ -72,10 +85,6 @@ public struct ProviderSettings: Sendable {
         guard Set(topics).count == topics.count else {
             throw ConfigurationError("SECUREPUSH_APNS_TOPIC/SECUREPUSH_APNS_APPS list a bundle id twice")
         }
-        let style = try values.choice("SECUREPUSH_APNS_PUSH_STYLE", default: "silent", allowed: ["silent", "alert"])
-        var factory = APNsRequestFactory(defaultStyle: style == "alert" ? .alert : .silent, defaultTopic: apps.first?.topic)
-        if let title = values.string("SECUREPUSH_APNS_ALERT_TITLE") { factory.alertTitle = title }
-        if let body = values.string("SECUREPUSH_APNS_ALERT_BODY") { factory.alertBody = body }
         return APNsConfiguration(
             apps: apps,
             productionBaseURL: try baseURL(values, "SECUREPUSH_APNS_PRODUCTION_URL", default: APNsConfiguration.productionURL),
@@ -84,7 +93,7 @@ public struct ProviderSettings: Sendable {
             requestTimeout: try values.duration("SECUREPUSH_APNS_TIMEOUT", default: .seconds(10), in: timeoutRange),
             tokenLifetime: try values.duration(
                 "SECUREPUSH_APNS_TOKEN_LIFETIME", default: .seconds(50 * 60), in: APNsConfiguration.tokenLifetimeRange),
-            requestFactory: factory
+            envelopes: envelopes
         )
     }
 
@@ -97,43 +106,10 @@ public struct ProviderSettings: Sendable {
         }
     }
 
-    // MARK: FCM
-
-    static func fcm(_ values: ConfigurationValues) throws -> FCMConfiguration {
-        let path = try required(values, "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE", hint: "path to the service-account JSON key file")
-        let json = try readFile(path, setting: "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE")
-        let account: FCMServiceAccount
-        do {
-            account = try FCMServiceAccount(json: Data(json.utf8))
-        } catch {
-            throw ConfigurationError("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: \(error)")
-        }
-        if let override = values.string("SECUREPUSH_FCM_TOKEN_URL") {
-            guard override.lowercased().hasPrefix("https://") else { throw ConfigurationError("SECUREPUSH_FCM_TOKEN_URL must be an https URL") }
-        }
-        var adjusted = account
-        if let override = values.string("SECUREPUSH_FCM_TOKEN_URL") { adjusted.tokenURI = override }
-        return FCMConfiguration(
-            serviceAccount: adjusted,
-            baseURL: try baseURL(values, "SECUREPUSH_FCM_URL", default: FCMConfiguration.defaultBaseURL),
-            caFile: try caFile(values, "SECUREPUSH_FCM_CA_FILE"),
-            requestTimeout: try values.duration("SECUREPUSH_FCM_TIMEOUT", default: .seconds(10), in: timeoutRange)
-        )
-    }
-
     // MARK: Web Push
 
-    static func webPush(_ values: ConfigurationValues, policy: PushEndpointPolicy) throws -> WebPushConfiguration {
-        let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
-        let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
-        let key: P256.Signing.PrivateKey
-        if let pemKey = try? P256.Signing.PrivateKey(pemRepresentation: text) {
-            key = pemKey
-        } else if let raw = Data(base64URLEncoded: text), raw.count == 32, let rawKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) {
-            key = rawKey
-        } else {
-            throw ConfigurationError("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE: \(path) is neither a P-256 private key in PEM nor a base64url 32-byte key")
-        }
+    static func webPush(_ values: ConfigurationValues, policy: PushEndpointPolicy, envelopes: EnvelopeSettings) throws -> WebPushConfiguration {
+        let key = try vapidKey(values)
         let subject = try required(values, "SECUREPUSH_WEBPUSH_SUBJECT", hint: "a contact such as mailto:ops@example.com")
         guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
             throw ConfigurationError("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI, got \"\(subject)\"")
@@ -141,34 +117,25 @@ public struct ProviderSettings: Sendable {
         return WebPushConfiguration(
             vapidKey: key,
             subject: subject,
+            navigateURL: try navigateURL(values),
             caFile: try caFile(values, "SECUREPUSH_WEBPUSH_CA_FILE"),
             requestTimeout: try values.duration("SECUREPUSH_WEBPUSH_TIMEOUT", default: .seconds(10), in: timeoutRange),
             allowedHosts: policy.allowedHosts,
-            allowedPrivateNetworks: policy.allowedPrivateNetworks
+            allowedPrivateNetworks: policy.allowedPrivateNetworks,
+            envelopes: envelopes
         )
     }
 
-    // MARK: WNS
-
-    static func wns(_ values: ConfigurationValues, policy: PushEndpointPolicy) throws -> WNSConfiguration {
-        let clientID = try required(values, "SECUREPUSH_WNS_CLIENT_ID", hint: "the app's package SID or Entra application (client) id")
-        let secret: String
-        if let file = values.string("SECUREPUSH_WNS_CLIENT_SECRET_FILE") {
-            secret = try readFile(file, setting: "SECUREPUSH_WNS_CLIENT_SECRET_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !secret.isEmpty else { throw ConfigurationError("SECUREPUSH_WNS_CLIENT_SECRET_FILE: \(file) is empty") }
-        } else {
-            secret = try required(values, "SECUREPUSH_WNS_CLIENT_SECRET", hint: "the client secret (or SECUREPUSH_WNS_CLIENT_SECRET_FILE)")
+    /// The VAPID private key from `SECUREPUSH_WEBPUSH_VAPID_KEY_FILE` (PEM, or a base64url 32-byte scalar).
+    static func vapidKey(_ values: ConfigurationValues) throws -> P256.Signing.PrivateKey {
+        let path = try required(values, "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE", hint: "path to the VAPID P-256 private key (PEM)")
+        let text = try readFile(path, setting: "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE").trimmingCharacters(in: .whitespacesAndNewlines)
+        if let pemKey = try? P256.Signing.PrivateKey(pemRepresentation: text) {
+            return pemKey
+        } else if let raw = Data(base64URLEncoded: text), raw.count == 32, let rawKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) {
+            return rawKey
         }
-        return WNSConfiguration(
-            clientID: clientID,
-            clientSecret: secret,
-            tokenURL: try baseURL(values, "SECUREPUSH_WNS_TOKEN_URL", default: WNSConfiguration.defaultTokenURL),
-            scope: values.string("SECUREPUSH_WNS_SCOPE") ?? WNSConfiguration.defaultScope,
-            allowedHostSuffixes: policy.allowedHosts,
-            allowedPrivateNetworks: policy.allowedPrivateNetworks,
-            caFile: try caFile(values, "SECUREPUSH_WNS_CA_FILE"),
-            requestTimeout: try values.duration("SECUREPUSH_WNS_TIMEOUT", default: .seconds(10), in: timeoutRange)
-        )
+        throw ConfigurationError("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE: \(path) is neither a P-256 private key in PEM nor a base64url 32-byte key")
     }
 
     // MARK: Helpers

@@ -87,6 +87,7 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_DEVICE_STALE_AFTER", default: dispatcher.deviceStaleAfter, in: .seconds(60)...(.seconds(3650 * 86_400)))
         dispatcher.heartbeatInterval = try values.duration(
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
+        dispatcher.unreadBadge = try values.choice("SECUREPUSH_BADGE", default: "unread", allowed: ["unread", "off"]) == "unread"
         self.dispatcher = dispatcher
 
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)

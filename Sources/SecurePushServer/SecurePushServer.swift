@@ -82,6 +82,15 @@ public struct SecurePushServer {
         if configuration.role.runsAPI {
             let api = try await APIAssembly(client: client, configuration: configuration, logger: logger)
             services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
+            services.append(
+                FetchStatsService(
+                    status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
+                    registry: LoggingBootstrap.metricsRegistry,
+                    interval: configuration.http.fetchStatsInterval,
+                    timeout: configuration.dispatcher.databaseTimeout,
+                    logger: logger
+                )
+            )
         }
         logger.info(
             "securepush serving",

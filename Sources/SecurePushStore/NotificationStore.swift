@@ -35,6 +35,8 @@ public struct NotificationSummary: Sendable {
     public var readAt: Date?
     /// Where a listing continues after this item.
     public var cursor: ListCursor
+    /// The payload as JSON text, when the listing included payloads (`listFetching`).
+    public var payloadJSON: String?
 }
 
 /// A position in the newest-first listing.
@@ -73,26 +75,6 @@ public struct NotificationStore: Sendable {
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
-    }
-
-    /// Returns the payload and marks it read atomically: the first read records `read_at` and the device.
-    public func read(id: UUID, userID: String, deviceID: UUID) async throws -> ReadResult {
-        let rows = try await database.query(
-            """
-            UPDATE securepush.notifications n
-            SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, \(deviceID))
-            WHERE n.id = \(id) AND n.user_id = \(userID) AND n.expires_at > now() AND n.purged_at IS NULL
-            RETURNING n.id, n.payload::text, n.created_at, n.read_at
-            """
-        ).collect()
-        if let row = rows.first {
-            let (id, payload, createdAt, readAt) = try row.decode((UUID, String, Date, Date?).self)
-            return .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
-        }
-        let exists = try await database.query(
-            "SELECT 1 FROM securepush.notifications WHERE id = \(id) AND user_id = \(userID)"
-        ).collect()
-        return exists.isEmpty ? .notFound : .gone
     }
 
     /// The user's unexpired notifications (only unread ones when asked), newest first, after `cursor`.

@@ -6,10 +6,17 @@ import SecurePushCore
 /// The delivery queue on PostgreSQL: one statement to claim a batch, one to write its outcomes.
 public struct PostgresDeliveryQueue: DeliveryQueue {
     let database: StoreDatabase
+    /// Whether the claim computes each recipient's unread count for the pushes' badge (`SECUREPUSH_BADGE`).
+    let unreadBadge: Bool
 
-    /// Creates a queue on an injected client.
-    public init(client: PostgresClient, logger: Logger) {
+    /// The largest badge: counting stops there, so a user with a huge backlog costs every claim no more.
+    public static let badgeLimit = 999
+
+    /// Creates a queue on an injected client; with `unreadBadge` every claimed push carries its recipient's
+    /// unread count (unexpired, unread notifications, at most `badgeLimit`) at claim time.
+    public init(client: PostgresClient, logger: Logger, unreadBadge: Bool = false) {
         self.database = StoreDatabase(client: client, logger: logger)
+        self.unreadBadge = unreadBadge
     }
 
     public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
@@ -24,23 +31,39 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 ORDER BY priority DESC, run_at, id
                 LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED
+            ),
+            claimed AS (
+                UPDATE securepush.deliveries d
+                SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token), claimed_at = now(),
+                    lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond', claimed_by = \(worker)
+                FROM c, securepush.devices dev
+                WHERE d.id = c.id AND dev.id = d.device_id
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options,
+                          dev.active, d.expires_at, d.priority, d.attempts, dev.user_id
+            ),
+            badges AS (
+                -- The badge: each recipient's unread count (capped), computed once per user of the batch, only when enabled.
+                SELECT u.user_id,
+                       (SELECT count(*) FROM (
+                            SELECT 1 FROM securepush.notifications n
+                            WHERE n.user_id = u.user_id AND n.read_at IS NULL AND n.expires_at > now()
+                            LIMIT \(Self.badgeLimit)
+                        ) unread)::bigint AS unread
+                FROM (SELECT DISTINCT user_id FROM claimed) u
+                WHERE \(unreadBadge)
             )
-            UPDATE securepush.deliveries d
-            SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token), claimed_at = now(),
-                lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond', claimed_by = \(worker)
-            FROM c, securepush.devices dev
-            WHERE d.id = c.id AND dev.id = d.device_id
-            RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text,
-                      dev.active, d.expires_at, d.priority, d.attempts
+            SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
+                   claimed.active, claimed.expires_at, claimed.priority, claimed.attempts, badges.unread
+            FROM claimed LEFT JOIN badges ON badges.user_id = claimed.user_id
             """
         )
         var deliveries: [ClaimedDelivery] = []
         var rejected: [RejectedDelivery] = []
         deliveries.reserveCapacity(limit)
         let decoder = JSONDecoder()
-        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts) in rows.decode(
-            (UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32).self
-        ) {
+        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread)
+            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?).self)
+        {
             guard let platform = Platform(rawValue: platformName) else {
                 rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
                 continue
@@ -54,7 +77,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 target: PushTarget(deviceID: deviceID, platform: platform, token: token, options: options),
                 expiresAt: expiresAt,
                 priority: Int(priority),
-                attempt: Int(attempts)
+                attempt: Int(attempts),
+                badge: unread.map { Int($0) }
             )
             deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
         }
@@ -68,7 +92,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var outcomes: [String] = []
         var delays: [Int64] = []
         var infos: [String] = []
+        // How long ago each push was answered, so `accepted_at` is the answer's time on the database's clock.
+        var answeredAgo: [Int64] = []
+        let now = ContinuousClock.now
         for completion in completions {
+            answeredAgo.append(completion.answeredAt.map { max(0, $0.duration(to: now).wholeMicroseconds) } ?? 0)
             ids.append(completion.deliveryID)
             outcomes.append(completion.outcome.kind.rawValue)
             if case .retry(let delay, _) = completion.outcome {
@@ -85,8 +113,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         return try await database.count(
             """
             WITH r AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[])
-                    AS r(id, outcome, delay_ms, info)
+                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[], \(answeredAgo)::bigint[])
+                    AS r(id, outcome, delay_ms, info, answered_ago_us)
             ),
             retried AS (
                 UPDATE securepush.deliveries d
@@ -100,15 +128,17 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 DELETE FROM securepush.deliveries d
                 USING r
                 WHERE r.outcome <> \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
+                          r.answered_ago_us
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log
-                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at)
+                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at)
                 SELECT id, notification_id, device_id, platform, outcome, attempts,
                        CASE WHEN outcome = \(sent) THEN NULLIF(info, '') END,
                        CASE WHEN outcome <> \(sent) THEN NULLIF(info, '') END,
-                       created_at
+                       created_at,
+                       CASE WHEN outcome = \(sent) THEN now() - answered_ago_us * interval '1 microsecond' END
                 FROM finished
             ),
             dead AS (

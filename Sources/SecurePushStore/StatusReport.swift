@@ -59,6 +59,50 @@ public struct StatusReport: Codable, Sendable {
         public var cancelled: Int64 = 0
     }
 
+    /// Pushes a platform accepted in a window and whether the devices fetched them: the end-to-end health
+    /// number (a broken extension, a demoted Android app or a dead credential shows as a falling ratio).
+    public struct PlatformFetch: Codable, Sendable, Equatable {
+        public var platform: String
+        /// Pushes the platform accepted (outcome `sent`) in the window.
+        public var accepted: Int64
+        /// Of those, how many the device they went to has fetched.
+        public var fetched: Int64
+        /// `fetched / accepted`.
+        public var fetchRatio: Double
+        /// Median time from acceptance to the device's first fetch, over the fetched ones (`nil` when none).
+        public var pushToFetchP50Seconds: Double?
+        /// The 99th percentile of the same.
+        public var pushToFetchP99Seconds: Double?
+
+        /// Creates a row.
+        public init(
+            platform: String, accepted: Int64, fetched: Int64, fetchRatio: Double, pushToFetchP50Seconds: Double?,
+            pushToFetchP99Seconds: Double?
+        ) {
+            self.platform = platform
+            self.accepted = accepted
+            self.fetched = fetched
+            self.fetchRatio = fetchRatio
+            self.pushToFetchP50Seconds = pushToFetchP50Seconds
+            self.pushToFetchP99Seconds = pushToFetchP99Seconds
+        }
+
+        /// Always writes both percentiles (`null` when nothing was fetched) so the JSON's shape is fixed.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(platform, forKey: .platform)
+            try container.encode(accepted, forKey: .accepted)
+            try container.encode(fetched, forKey: .fetched)
+            try container.encode(fetchRatio, forKey: .fetchRatio)
+            try container.encode(pushToFetchP50Seconds, forKey: .pushToFetchP50Seconds)
+            try container.encode(pushToFetchP99Seconds, forKey: .pushToFetchP99Seconds)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case platform, accepted, fetched, fetchRatio, pushToFetchP50Seconds, pushToFetchP99Seconds
+        }
+    }
+
     public var generatedAt: Date
     public var database: Database
     public var queue: Queue
@@ -66,6 +110,8 @@ public struct StatusReport: Codable, Sendable {
     public var dispatchers: [Dispatcher]
     public var lastMinute: Window
     public var lastHour: Window
+    /// Per platform with pushes accepted in the last hour: accepted, fetched, fetch ratio, push-to-fetch p50/p99.
+    public var fetchLastHour: [PlatformFetch]
     /// Security events of the last hour by kind (`device_registered`, `device_retired`, `throttled`, ...).
     public var securityEventsLastHour: [String: Int64]
 

@@ -25,6 +25,7 @@ public struct StatusStore: Sendable {
             dispatchers: try await dispatchers(),
             lastMinute: try await window(seconds: 60),
             lastHour: try await window(seconds: 3600),
+            fetchLastHour: try await fetchStats(window: .seconds(3600)),
             securityEventsLastHour: try await securityEvents()
         )
     }
@@ -94,6 +95,26 @@ public struct StatusStore: Sendable {
                     state: state, sent: sent, failed: failed
                 )
             )
+        }
+        return result
+    }
+
+    /// Per platform, pushes accepted in the last `window` and how many their devices fetched, with the
+    /// push-to-fetch latency's p50 and p99 (`securepush.fetch_stats`).
+    public func fetchStats(window: Duration) async throws -> [StatusReport.PlatformFetch] {
+        let milliseconds = window.wholeMilliseconds
+        let rows = try await database.query(
+            """
+            SELECT platform, accepted, fetched, fetch_ratio, push_to_fetch_p50_seconds, push_to_fetch_p99_seconds
+            FROM securepush.fetch_stats(\(milliseconds) * interval '1 millisecond')
+            """
+        )
+        var result: [StatusReport.PlatformFetch] = []
+        for try await (platform, accepted, fetched, ratio, p50, p99) in rows.decode((String, Int64, Int64, Double, Double?, Double?).self) {
+            result.append(
+                .init(
+                    platform: platform, accepted: accepted, fetched: fetched, fetchRatio: ratio, pushToFetchP50Seconds: p50,
+                    pushToFetchP99Seconds: p99))
         }
         return result
     }

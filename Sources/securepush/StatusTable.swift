@@ -23,6 +23,16 @@ struct StatusTable {
                 "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled)"
             )
         }
+        lines.append("fetches       last hour, per platform: pushes accepted, fetched by their device, push-to-fetch latency")
+        if report.fetchLastHour.isEmpty {
+            lines.append("  (no push accepted in the last hour)")
+        }
+        for row in report.fetchLastHour {
+            let ratio = String(format: "%.1f %%", row.fetchRatio * 100)
+            let p50 = row.pushToFetchP50Seconds.map { String(format: "%.3f s", $0) } ?? "-"
+            let p99 = row.pushToFetchP99Seconds.map { String(format: "%.3f s", $0) } ?? "-"
+            lines.append("  \(pad(row.platform, 12))accepted \(row.accepted), fetched \(row.fetched) (\(ratio)), p50 \(p50), p99 \(p99)")
+        }
         let security = report.securityEventsLastHour.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("security      last hour: \(security)")
         lines.append("dispatchers   \(report.dispatchers.count)")

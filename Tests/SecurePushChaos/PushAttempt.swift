@@ -65,8 +65,11 @@ struct PushAttempt: Sendable {
         return attempt
     }
 
+    /// `secureId` at the top (APNs) or in a Declarative Web Push message's `notification.data`.
     private static func secureID(inJSON data: Data) -> UUID? {
-        ((try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["secureId"] as? String).flatMap(UUID.init(uuidString:))
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        let declarative = ((object["notification"] as? [String: Any])?["data"] as? [String: Any])?["secureId"]
+        return ((object["secureId"] ?? declarative) as? String).flatMap(UUID.init(uuidString:))
     }
 
     private static func uuid(fromHex hex: String) -> UUID? {

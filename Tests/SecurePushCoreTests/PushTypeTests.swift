@@ -12,7 +12,7 @@ struct PushTypeTests {
             expiresAt: Date()
         )
         let labels = Mirror(reflecting: push).children.compactMap(\.label)
-        #expect(labels.sorted() == ["attempt", "expiresAt", "notificationID", "priority", "target"])
+        #expect(labels.sorted() == ["attempt", "badge", "expiresAt", "kind", "notificationID", "priority", "target"])
         let targetLabels = Mirror(reflecting: push.target).children.compactMap(\.label)
         #expect(targetLabels.sorted() == ["deviceID", "options", "platform", "token"])
     }

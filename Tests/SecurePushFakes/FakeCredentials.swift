@@ -49,6 +49,13 @@ public enum FakeCredentials {
             path: try write(String(decoding: json, as: UTF8.self), suffix: ".json"), key: key, clientEmail: clientEmail, projectID: projectID)
     }
 
+    /// Writes a WNS app's credentials file (`SECUREPUSH_WNS_APPS`) for `clientID` and `secret` and returns its path.
+    public static func wnsApp(clientID: String, secret: String, tokenURL: String? = nil) throws -> String {
+        var object = ["client_id": clientID, "client_secret": secret]
+        if let tokenURL { object["token_url"] = tokenURL }
+        return try write(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), suffix: ".json")
+    }
+
     /// Writes a VAPID private key in PEM.
     public static func vapidKey() throws -> (path: String, key: P256.Signing.PrivateKey) {
         let key = P256.Signing.PrivateKey()
@@ -72,12 +79,16 @@ public enum FakeCredentials {
     /// What lets the dispatcher reach the fakes on loopback: the non-public block they live in.
     public static let loopbackNetworks = "127.0.0.0/8"
 
+    /// The `navigate` URL the Web Push settings name.
+    public static let navigateURL = "https://app.example.com/notifications/{id}"
+
     /// Settings for Web Push trusting `fake`'s certificate (allowing endpoints on 127.0.0.1 and localhost, on loopback).
     public static func environment(webPush fake: FakeWebPushServer, vapidKeyFile: String, subject: String = "mailto:ops@example.com") -> [String:
         String]
     {
         [
             "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapidKeyFile, "SECUREPUSH_WEBPUSH_SUBJECT": subject, "SECUREPUSH_WEBPUSH_CA_FILE": fake.caFile,
+            "SECUREPUSH_WEBPUSH_NAVIGATE_URL": navigateURL,
             "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1,localhost", "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks,
         ]
     }

@@ -3,9 +3,28 @@ import Synchronization
 import _CryptoExtras
 
 /// A fake Google OAuth token endpoint (`/token`, JWT-bearer grant, RS256 verified with the service
-/// account's public key) and FCM HTTP v1 API (`/v1/projects/<id>/messages:send`) on one TLS server.
-/// Errors are the documented `{"error": {..., "details": [{"errorCode": ...}]}}` JSON.
+/// account's public key) and FCM HTTP v1 API (`/v1/projects/<id>/messages:send`) on one TLS server, for one
+/// or several Firebase projects. As with Google, an access token only sends for its own project (403
+/// PERMISSION_DENIED otherwise), and a registration token bound to another project is answered
+/// SENDER_ID_MISMATCH. Errors are the documented `{"error": {..., "details": [{"errorCode": ...}]}}` JSON.
 public final class FakeFCMServer: Sendable {
+    /// A service account the fake trusts, and the Firebase project it sends for.
+    public struct Account: Sendable {
+        /// The project.
+        public var projectID: String
+        /// The service account email the assertion must name.
+        public var clientEmail: String
+        /// The public half of the account's key.
+        public var publicKey: _RSA.Signing.PublicKey
+
+        /// Creates an account entry.
+        public init(projectID: String, clientEmail: String, publicKey: _RSA.Signing.PublicKey) {
+            self.projectID = projectID
+            self.clientEmail = clientEmail
+            self.publicKey = publicKey
+        }
+    }
+
     /// A scripted answer for one registration token.
     public enum Behavior: Sendable {
         /// Answer with this HTTP status, FCM `errorCode` (nil: no FcmError detail) and message.
@@ -16,8 +35,10 @@ public final class FakeFCMServer: Sendable {
 
     private struct State {
         var requests: [FakeRequest] = []
-        var delivered: [Data] = []
+        var delivered: [FakeRequest] = []
         var issued: [String] = []
+        var projectOfToken: [String: String] = [:]
+        var projectOfRegistration: [String: String] = [:]
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
         var defaultBehavior: Behavior?
@@ -26,11 +47,12 @@ public final class FakeFCMServer: Sendable {
 
     /// The underlying server.
     public let server: FakeHTTPServer
-    /// The Firebase project the fake serves.
-    public let projectID: String
-    /// The service account email the assertion must name.
-    public let clientEmail: String
-    private let publicKey: _RSA.Signing.PublicKey
+    /// The service accounts the fake trusts, one per project.
+    public let accounts: [Account]
+    /// The first project the fake serves.
+    public var projectID: String { accounts[0].projectID }
+    /// The first account's email.
+    public var clientEmail: String { accounts[0].clientEmail }
     private let state = Mutex(State())
 
     /// `https://127.0.0.1:<port>`: the FCM base URL.
@@ -42,26 +64,32 @@ public final class FakeFCMServer: Sendable {
 
     /// Starts a fake for `projectID` trusting assertions signed by `publicKey` for `clientEmail`.
     public static func start(projectID: String, clientEmail: String, publicKey: _RSA.Signing.PublicKey) async throws -> FakeFCMServer {
+        try await start(accounts: [Account(projectID: projectID, clientEmail: clientEmail, publicKey: publicKey)])
+    }
+
+    /// Starts a fake serving one project per account (at least one).
+    public static func start(accounts: [Account]) async throws -> FakeFCMServer {
+        precondition(!accounts.isEmpty, "a fake FCM serves at least one project")
         let holder = Holder<FakeFCMServer>()
         let server = try await FakeHTTPServer.start(allowHTTP1: true) { holder.value?.handle($0) ?? .status(503) }
-        let fake = FakeFCMServer(server: server, projectID: projectID, clientEmail: clientEmail, publicKey: publicKey)
+        let fake = FakeFCMServer(server: server, accounts: accounts)
         holder.set(fake)
         return fake
     }
 
-    private init(server: FakeHTTPServer, projectID: String, clientEmail: String, publicKey: _RSA.Signing.PublicKey) {
+    private init(server: FakeHTTPServer, accounts: [Account]) {
         self.server = server
-        self.projectID = projectID
-        self.clientEmail = clientEmail
-        self.publicKey = publicKey
+        self.accounts = accounts
     }
 
     /// Every request (token and send), in order.
     public var requests: [FakeRequest] { state.withLock { $0.requests } }
     /// How many access tokens the token endpoint issued.
     public var issuedAccessTokens: Int { state.withLock { $0.issued.count } }
+    /// Accepted messages as received, in order.
+    public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
     /// Raw JSON bodies of accepted messages, in order.
-    public var deliveredBodies: [Data] { state.withLock { $0.delivered } }
+    public var deliveredBodies: [Data] { delivered.map(\.body) }
 
     /// Scripts the answer for a registration token.
     public func script(token: String, _ behavior: Behavior) { state.withLock { $0.behaviors[token] = behavior } }
@@ -70,6 +98,10 @@ public final class FakeFCMServer: Sendable {
     public func setDefaultBehavior(_ behavior: Behavior?) {
         state.withLock { $0.defaultBehavior = behavior }
     }
+
+    /// Binds a registration token to the project whose app created it: sends through another project are
+    /// answered 403 SENDER_ID_MISMATCH, as Google does.
+    public func bind(token: String, toProject projectID: String) { state.withLock { $0.projectOfRegistration[token] = projectID } }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
     public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
@@ -98,16 +130,17 @@ public final class FakeFCMServer: Sendable {
         }
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else { return bad("unsupported_grant_type") }
         guard let assertion = form["assertion"], let jwt = CompactJWTReader(assertion), jwt.header["alg"] == "RS256",
-            jwt.verifiesRS256(with: publicKey)
+            let account = accounts.first(where: { $0.clientEmail == jwt.string("iss") }), jwt.verifiesRS256(with: account.publicKey)
         else { return bad("invalid_grant") }
         let now = Date().timeIntervalSince1970
-        guard jwt.string("iss") == clientEmail, jwt.string("aud") == tokenURI,
+        guard jwt.string("aud") == tokenURI,
             jwt.string("scope")?.split(separator: " ").contains("https://www.googleapis.com/auth/firebase.messaging") == true,
             let iat = jwt.number("iat"), let exp = jwt.number("exp"), exp > iat, exp - iat <= 3600, iat <= now + 60, exp > now
         else { return bad("invalid_grant") }
         let token = "ya29.fake-" + UUID().uuidString
         let lifetime = state.withLock { state in
             state.issued.append(token)
+            state.projectOfToken[token] = account.projectID
             return state.tokenLifetime
         }
         return .json(200, ["access_token": token, "expires_in": lifetime, "token_type": "Bearer"])
@@ -146,7 +179,8 @@ public final class FakeFCMServer: Sendable {
     }
 
     private func handleSend(_ request: FakeRequest) -> FakeReply {
-        guard request.method == "POST", request.path == "/v1/projects/\(projectID)/messages:send" else {
+        guard request.method == "POST", let project = accounts.map(\.projectID).first(where: { request.path == "/v1/projects/\($0)/messages:send" })
+        else {
             return Self.error(404, "NOT_FOUND", "not found", errorCode: nil)
         }
         guard let auth = request.header("authorization"), auth.hasPrefix("Bearer ") else {
@@ -156,6 +190,9 @@ public final class FakeFCMServer: Sendable {
         let valid = state.withLock { $0.issued.contains(token) && !$0.revoked.contains(token) }
         guard valid else {
             return Self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", errorCode: nil)
+        }
+        guard state.withLock({ $0.projectOfToken[token] }) == project else {
+            return Self.error(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource.", errorCode: nil)
         }
         guard request.body.count <= 4096 + 512,
             let object = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any],
@@ -178,6 +215,20 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid value at 'message.android.priority'", errorCode: "INVALID_ARGUMENT")
             }
         }
+        if let bound = state.withLock({ $0.projectOfRegistration[registrationToken] }), bound != project {
+            return Self.error(403, "PERMISSION_DENIED", "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH")
+        }
+        if let apns = message["apns"] {
+            guard let apns = apns as? [String: Any], (apns["headers"] as? [String: Any] ?? [:]).values.allSatisfy({ $0 is String }),
+                apns["payload"] == nil || (apns["payload"] as? [String: Any])?["aps"] is [String: Any]
+            else {
+                return Self.error(400, "INVALID_ARGUMENT", "Invalid value at 'message.apns'", errorCode: "INVALID_ARGUMENT")
+            }
+            let headers = apns["headers"] as? [String: String] ?? [:]
+            if headers["apns-push-type"] == "background", let priority = headers["apns-priority"], priority != "5" {
+                return Self.error(400, "INVALID_ARGUMENT", "Invalid APNs priority for a background push", errorCode: "INVALID_ARGUMENT")
+            }
+        }
         switch state.withLock({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
         case .stall?:
             return .stall
@@ -189,7 +240,7 @@ public final class FakeFCMServer: Sendable {
             break
         }
         let id = UInt64.random(in: 1...UInt64.max)
-        state.withLock { $0.delivered.append(request.body) }
-        return .json(200, ["name": "projects/\(projectID)/messages/\(id)"])
+        state.withLock { $0.delivered.append(request) }
+        return .json(200, ["name": "projects/\(project)/messages/\(id)"])
     }
 }

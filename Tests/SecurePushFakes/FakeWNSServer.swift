@@ -3,6 +3,8 @@ import Synchronization
 
 /// A fake WNS: an OAuth client-credentials token endpoint (`/token`) and channel URIs (`/w/?token=...`)
 /// accepting raw notifications, with WNS's response headers and status codes. Scriptable per channel.
+/// Several apps (client ids) may be served: as with WNS, a channel belongs to the app that created it and
+/// a token of another app is answered 403.
 public final class FakeWNSServer: Sendable {
     /// A scripted answer for one channel.
     public enum Behavior: Sendable {
@@ -16,6 +18,8 @@ public final class FakeWNSServer: Sendable {
         var requests: [FakeRequest] = []
         var delivered: [FakeRequest] = []
         var issued: [String] = []
+        var clientOfToken: [String: String] = [:]
+        var clientOfChannel: [String: String] = [:]
         var revoked: Set<String> = []
         var behaviors: [String: Behavior] = [:]
         var defaultBehavior: Behavior?
@@ -23,10 +27,12 @@ public final class FakeWNSServer: Sendable {
 
     /// The underlying server.
     public let server: FakeHTTPServer
-    /// The client id the token endpoint accepts.
-    public let clientID: String
-    /// The client secret the token endpoint accepts.
-    public let clientSecret: String
+    /// The apps: client ids and the secrets the token endpoint accepts for them.
+    public let clients: [(id: String, secret: String)]
+    /// The first app's client id.
+    public var clientID: String { clients[0].id }
+    /// The first app's client secret.
+    public var clientSecret: String { clients[0].secret }
     /// The scope the token endpoint expects.
     public let scope: String
     private let state = Mutex(State())
@@ -36,25 +42,33 @@ public final class FakeWNSServer: Sendable {
     /// The CA certificate file clients must trust.
     public var caFile: String { server.authority.caFile }
 
-    /// Starts a fake WNS.
+    /// Starts a fake WNS for one app.
     public static func start(clientID: String, clientSecret: String, scope: String = "notify.windows.com") async throws -> FakeWNSServer {
+        try await start(clients: [(clientID, clientSecret)], scope: scope)
+    }
+
+    /// Starts a fake WNS for several apps (at least one).
+    public static func start(clients: [(id: String, secret: String)], scope: String = "notify.windows.com") async throws -> FakeWNSServer {
+        precondition(!clients.isEmpty, "a fake WNS serves at least one app")
         let holder = Holder<FakeWNSServer>()
         let server = try await FakeHTTPServer.start(allowHTTP1: true) { holder.value?.handle($0) ?? .status(503) }
-        let fake = FakeWNSServer(server: server, clientID: clientID, clientSecret: clientSecret, scope: scope)
+        let fake = FakeWNSServer(server: server, clients: clients, scope: scope)
         holder.set(fake)
         return fake
     }
 
-    private init(server: FakeHTTPServer, clientID: String, clientSecret: String, scope: String) {
+    private init(server: FakeHTTPServer, clients: [(id: String, secret: String)], scope: String) {
         self.server = server
-        self.clientID = clientID
-        self.clientSecret = clientSecret
+        self.clients = clients
         self.scope = scope
     }
 
-    /// A new channel URI on this server.
-    public func makeChannelURI() -> String {
-        server.baseURL + "/w/?token=" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+    /// A new channel URI on this server, belonging to the app `clientID` (default: the first app).
+    public func makeChannelURI(for clientID: String? = nil) -> String {
+        let uri = server.baseURL + "/w/?token=" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        let owner = clientID ?? self.clientID
+        state.withLock { $0.clientOfChannel[Self.pathAndQuery(uri)] = owner }
+        return uri
     }
 
     /// Scripts the answer for a channel URI.
@@ -96,10 +110,15 @@ public final class FakeWNSServer: Sendable {
                 if parts.count == 2 { form[parts[0]] = parts[1] }
             }
             guard request.method == "POST", form["grant_type"] == "client_credentials" else { return .json(400, ["error": "unsupported_grant_type"]) }
-            guard form["client_id"] == clientID, form["client_secret"] == clientSecret else { return .json(400, ["error": "invalid_client"]) }
+            guard let client = clients.first(where: { $0.id == form["client_id"] }), form["client_secret"] == client.secret else {
+                return .json(400, ["error": "invalid_client"])
+            }
             guard form["scope"] == scope else { return .json(400, ["error": "invalid_scope"]) }
             let token = "wns-fake-" + UUID().uuidString
-            state.withLock { $0.issued.append(token) }
+            state.withLock { state in
+                state.issued.append(token)
+                state.clientOfToken[token] = client.id
+            }
             return .json(200, ["access_token": token, "token_type": "bearer", "expires_in": 86_400])
         }
         guard request.method == "POST", request.path.hasPrefix("/w/") else { return .status(405) }
@@ -108,6 +127,10 @@ public final class FakeWNSServer: Sendable {
         let token = String(auth.dropFirst("Bearer ".count))
         guard state.withLock({ $0.issued.contains(token) && !$0.revoked.contains(token) }) else {
             return .status(401, headers: [("www-authenticate", "Bearer error=\"invalid_token\"")])
+        }
+        let owner = state.withLock { $0.clientOfChannel[request.path] }
+        if let owner, owner != state.withLock({ $0.clientOfToken[token] }) {
+            return .status(403, headers: [("x-wns-error-description", "The token does not belong to the app that created the channel")])
         }
         guard let type = request.header("x-wns-type"), ["wns/raw", "wns/toast", "wns/tile", "wns/badge"].contains(type) else {
             return .status(400, headers: [("x-wns-error-description", "X-WNS-Type")])

@@ -107,6 +107,24 @@ struct APIAbuseTests {
         }
     }
 
+    @Test("a trusted proxy block (CIDR): the client is the last X-Forwarded-For hop outside it")
+    func trustedProxyBlock() async throws {
+        try await TestDatabase.with { db in
+            var limits = Self.throttled
+            limits.trustedProxies = ["127.0.0.0/8"]
+            try await APIHarness.with(db, limits: limits) { api, client in
+                let device = try await registerDevice(client, api, user: "uma", token: "uma-1")
+                _ = try await client.execute(
+                    uri: "/v1/notifications", method: .get,
+                    headers: Self.headers(Self.wrongSecret(device), from: "203.0.113.50, 198.51.100.9, 127.0.0.5"))
+                let keys: [String] = try await db.client.query("SELECT key FROM securepush.auth_failures ORDER BY key", logger: db.logger)
+                    .collect().map { try $0.decode(String.self) }
+                #expect(keys.contains("addr:198.51.100.9"), "the hop before the trusted 127.0.0.5 is the client: \(keys)")
+                #expect(!keys.contains("addr:127.0.0.1") && !keys.contains("addr:127.0.0.5") && !keys.contains("addr:203.0.113.50"))
+            }
+        }
+    }
+
     @Test("failed user tokens are throttled per client address")
     func userTokens() async throws {
         try await TestDatabase.with { db in

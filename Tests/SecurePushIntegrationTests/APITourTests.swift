@@ -34,6 +34,12 @@ struct APITourTests {
                 let push = harness.pushes[0]
                 #expect(push.notificationID == id.uuidString.lowercased())
                 #expect(!push.body.contains(marker))
+                // Exactly what the README's tour shows: the alert envelope with generic text and the unread badge.
+                #expect(push.headers.first { $0.name == "apns-push-type" }?.value == "alert")
+                #expect(
+                    push.body
+                        == #"{"aps":{"alert":{"body":"Open the app to read it.","title":"New notification"},"badge":1,"mutable-content":1},"secureId":"\#(push.notificationID)"}"#
+                )
 
                 let credential: HTTPFields = .bearer("\(deviceID).\(secret)")
                 let first = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: credential)

@@ -58,7 +58,7 @@ struct DispatchTests {
     func idOnlyPushes() async throws {
         try await TestDatabase.with { db in
             try await db.insertDevice(user: "uma", token: "uma-1")
-            try await db.insertDevice(user: "uma", token: "uma-2", options: #"{"push_style":"alert"}"#)
+            try await db.insertDevice(user: "uma", token: "uma-2", options: #"{"push_style":"silent"}"#)
             var markers: [UUID: String] = [:]
             for _ in 0..<25 {
                 let marker = "PAYLOAD-MARKER-\(UUID().uuidString)"
@@ -80,9 +80,12 @@ struct DispatchTests {
                 #expect(Set(body?.keys.map { $0 } ?? []) == ["aps", "secureId"])
                 #expect(push.headers.contains(WireHeader("apns-collapse-id", push.notificationID)))
             }
-            let alerts = harness.pushes.filter { $0.token == "uma-2" }
+            let alerts = harness.pushes.filter { $0.token == "uma-1" }
             #expect(alerts.count == 25)
-            #expect(alerts.allSatisfy { $0.headers.contains(WireHeader("apns-push-type", "alert")) })
+            #expect(alerts.allSatisfy { $0.headers.contains(WireHeader("apns-push-type", "alert")) }, "the default is the alert form")
+            let silent = harness.pushes.filter { $0.token == "uma-2" }
+            #expect(silent.count == 25)
+            #expect(silent.allSatisfy { $0.headers.contains(WireHeader("apns-push-type", "background")) }, "the device chose silent")
         }
     }
 

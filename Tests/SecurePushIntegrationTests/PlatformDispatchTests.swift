@@ -126,7 +126,7 @@ struct PlatformDispatchTests {
         }
     }
 
-    @Test("Web Push: every status of the table; the accepted body decrypts to the id only")
+    @Test("Web Push: every status of the table; the accepted body decrypts to the declarative message with the id")
     func webPushTable() async throws {
         let rows: [(FakeWebPushServer.Behavior?, Expected, String)] = [
             (nil, .sent, "201"),
@@ -161,7 +161,9 @@ struct PlatformDispatchTests {
                 }
                 let delivered = try #require(fake.deliveries.first)
                 #expect(fake.deliveries.count == 1)
-                #expect(String(decoding: delivered.plaintext, as: UTF8.self) == #"{"secureId":"\#(acceptedID!.uuidString.lowercased())"}"#)
+                let message = try #require(try JSONSerialization.jsonObject(with: delivered.plaintext) as? [String: Any])
+                let notification = try #require(message["notification"] as? [String: Any])
+                #expect(notification["data"] as? [String: String] == ["secureId": acceptedID!.uuidString.lowercased()])
             }
         }
     }

@@ -18,7 +18,8 @@ struct APNsFixture {
     /// Starts a fake and a provider (one app), runs `body`, and cleans up.
     static func with<T>(
         requestTimeout: Duration = .seconds(10),
-        style: APNsRequestFactory.Style = .silent,
+        style: PushStyle = .alert,
+        alert: GenericAlert = GenericAlert(),
         extraApps: [APNsConfiguration.App] = [],
         _ body: (APNsFixture) async throws -> T
     ) async throws -> T {
@@ -28,7 +29,9 @@ struct APNsFixture {
             + extraApps.map { FakeAPNsServer.SigningKey(teamID: $0.teamID, keyID: $0.keyID, publicKey: $0.key.publicKey) }
         let fake = try await FakeAPNsServer.start(keys: keys)
         do {
-            let value = try await run(fake: fake, key: key, requestTimeout: requestTimeout, style: style, extraApps: extraApps, body)
+            let value = try await run(
+                fake: fake, key: key, requestTimeout: requestTimeout, envelopes: EnvelopeSettings(alert: alert, apnsStyle: style),
+                extraApps: extraApps, body)
             await fake.shutdown()
             return value
         } catch {
@@ -38,7 +41,7 @@ struct APNsFixture {
     }
 
     private static func run<T>(
-        fake: FakeAPNsServer, key: P256.Signing.PrivateKey, requestTimeout: Duration, style: APNsRequestFactory.Style,
+        fake: FakeAPNsServer, key: P256.Signing.PrivateKey, requestTimeout: Duration, envelopes: EnvelopeSettings,
         extraApps: [APNsConfiguration.App], _ body: (APNsFixture) async throws -> T
     ) async throws -> T {
         try await TestSupport.withHTTPClient { client in
@@ -48,7 +51,7 @@ struct APNsFixture {
                 sandboxBaseURL: fake.baseURL,
                 caFile: fake.caFile,
                 requestTimeout: requestTimeout,
-                requestFactory: APNsRequestFactory(defaultStyle: style)
+                envelopes: envelopes
             )
             let provider = try APNsProvider(configuration: configuration, httpClient: client, logger: TestSupport.logger)
             return try await body(APNsFixture(fake: fake, provider: provider, key: key))

@@ -9,7 +9,7 @@ import Testing
 struct APNsProviderTests {
     @Test("a silent push carries only the id, with background headers and a valid JWT")
     func silentPush() async throws {
-        try await APNsFixture.with { fixture in
+        try await APNsFixture.with(style: .silent) { fixture in
             let token = TestSupport.randomHexToken()
             let push = TestSupport.push(token: token)
             let result = await fixture.provider.send(push)
@@ -45,7 +45,8 @@ struct APNsProviderTests {
             let aps = try #require(body["aps"] as? [String: Any])
             #expect(aps["mutable-content"] as? Int == 1)
             let alert = try #require(aps["alert"] as? [String: String])
-            #expect(alert["title"] == "New secure message")
+            #expect(alert["title"] == GenericAlert.defaultTitle)
+            #expect(alert["body"] == GenericAlert.defaultBody)
             #expect(Set(body.keys) == ["aps", "secureId"])
         }
     }
@@ -55,7 +56,7 @@ struct APNsProviderTests {
         let second = P256.Signing.PrivateKey()
         let other = try APNsConfiguration.App(
             topic: "com.example.other", teamID: APNsFixture.teamID, keyID: "KEYOTHER01", p8PEM: second.pemRepresentation)
-        try await APNsFixture.with(extraApps: [other]) { fixture in
+        try await APNsFixture.with(style: .silent, extraApps: [other]) { fixture in
             let push = TestSupport.push(token: TestSupport.randomHexToken(), options: ["push_style": "alert", "topic": "com.example.other"])
             #expect(await fixture.provider.send(push).kind == "sent")
             let request = try #require(fixture.fake.delivered.first)

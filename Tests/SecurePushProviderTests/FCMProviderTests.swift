@@ -23,14 +23,17 @@ struct FCMFixture {
         ])
     }
 
-    static func with<T>(requestTimeout: Duration = .seconds(10), _ body: (FCMFixture) async throws -> T) async throws -> T {
+    static func with<T>(
+        requestTimeout: Duration = .seconds(10), envelopes: EnvelopeSettings = EnvelopeSettings(), _ body: (FCMFixture) async throws -> T
+    ) async throws -> T {
         let fake = try await FakeFCMServer.start(projectID: projectID, clientEmail: clientEmail, publicKey: key.publicKey)
         do {
             let value = try await TestSupport.withHTTPClient { client in
                 let account = try FCMServiceAccount(json: try serviceAccountJSON(tokenURI: fake.tokenURI))
                 let provider = try FCMProvider(
                     configuration: FCMConfiguration(
-                        serviceAccount: account, baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout),
+                        serviceAccount: account, baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout,
+                        envelopes: envelopes),
                     httpClient: client, logger: TestSupport.logger)
                 return try await body(FCMFixture(fake: fake, provider: provider))
             }
@@ -45,7 +48,7 @@ struct FCMFixture {
 
 @Suite("FCM HTTP v1 provider against the fake FCM and OAuth servers")
 struct FCMProviderTests {
-    @Test("a data-only message carries only the id, with high priority, TTL and collapse key")
+    @Test("a data-only message carries only the id and the generic text, with high priority, TTL, collapse key and an apns block")
     func idOnlyMessage() async throws {
         try await FCMFixture.with { fixture in
             let push = TestSupport.push(token: "fcm-token-1", platform: .fcm, ttl: 600)
@@ -57,15 +60,25 @@ struct FCMProviderTests {
             #expect(name.hasPrefix("projects/\(FCMFixture.projectID)/messages/"))
             let body = try #require(fixture.fake.deliveredBodies.first)
             let message = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["message"] as? [String: Any])
-            #expect(Set(message.keys) == ["token", "data", "android"])
+            #expect(Set(message.keys) == ["token", "data", "android", "apns"])
             #expect(message["token"] as? String == "fcm-token-1")
-            #expect(message["data"] as? [String: String] == ["secureId": push.notificationID.description])
+            #expect(
+                message["data"] as? [String: String] == [
+                    "secureId": push.notificationID.description, "title": GenericAlert.defaultTitle, "body": GenericAlert.defaultBody,
+                ])
             let android = try #require(message["android"] as? [String: String])
             #expect(android["priority"] == "high")
             #expect(android["collapse_key"] == push.notificationID.description)
             let ttl = try #require(android["ttl"].flatMap { Int($0.dropLast()) })
             #expect((590...600).contains(ttl))
             #expect(android["ttl"]?.hasSuffix("s") == true)
+            let apns = try #require(message["apns"] as? [String: Any])
+            let headers = try #require(apns["headers"] as? [String: String])
+            #expect(headers["apns-push-type"] == "alert")
+            #expect(headers["apns-priority"] == "10")
+            #expect(headers["apns-collapse-id"] == push.notificationID.description)
+            let aps = try #require((apns["payload"] as? [String: Any])?["aps"] as? [String: Any])
+            #expect(aps["mutable-content"] as? Int == 1)
         }
     }
 

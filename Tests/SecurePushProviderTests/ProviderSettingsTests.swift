@@ -76,15 +76,15 @@ struct ProviderSettingsTests {
         environment["SECUREPUSH_APNS_APPS"] = "com.other.app:OTHERTEAM1:OTHERKEY01:\(other)"
         environment["SECUREPUSH_APNS_PRODUCTION_URL"] = "https://127.0.0.1:9443/"
         environment["SECUREPUSH_APNS_TOKEN_LIFETIME"] = "30m"
-        environment["SECUREPUSH_APNS_PUSH_STYLE"] = "alert"
+        environment["SECUREPUSH_APNS_PUSH_STYLE"] = "silent"
         let apns = try #require(try Self.configuration(environment).providerSettings.apns)
         #expect(apns.apps.map(\.topic) == ["com.example.one", "com.example.two", "com.other.app"])
         #expect(apns.apps.map(\.teamID) == ["TEAM123456", "TEAM123456", "OTHERTEAM1"])
         #expect(apns.productionBaseURL == "https://127.0.0.1:9443")
         #expect(apns.sandboxBaseURL == APNsConfiguration.sandboxURL)
         #expect(apns.tokenLifetime == .seconds(1800))
-        #expect(apns.requestFactory.defaultStyle == .alert)
-        #expect(apns.requestFactory.defaultTopic == "com.example.one")
+        #expect(apns.envelope.settings.apnsStyle == .silent)
+        #expect(apns.envelope.defaultTopic == "com.example.one")
         environment["SECUREPUSH_APNS_APPS"] = "com.example.two:OTHERTEAM1:OTHERKEY01:\(other)"
         #expect(Self.message(environment)?.contains("list a bundle id twice") == true)
     }
@@ -95,12 +95,12 @@ struct ProviderSettingsTests {
         let brokenAccount = try TestSupport.temporaryFile(#"{"project_id":"p"}"#)
         #expect(
             Self.message(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": brokenAccount])
-                == "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: FCM service account key has no private_key")
+                == "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE: \(brokenAccount): FCM service account key has no private_key")
         let account = try TestSupport.temporaryFile(
             String(decoding: try FCMFixture.serviceAccountJSON(tokenURI: "https://oauth2.googleapis.com/token"), as: UTF8.self))
         let fcm = try #require(
             try Self.configuration(["SECUREPUSH_PROVIDERS": "fcm", "SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE": account]).providerSettings.fcm)
-        #expect(fcm.serviceAccount.projectID == FCMFixture.projectID)
+        #expect(fcm.serviceAccounts.map(\.projectID) == [FCMFixture.projectID])
         #expect(fcm.baseURL == FCMConfiguration.defaultBaseURL)
 
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "webpush"])?.hasPrefix("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE is not set") == true)
@@ -114,11 +114,12 @@ struct ProviderSettingsTests {
             ])?
             .hasPrefix("SECUREPUSH_WEBPUSH_SUBJECT must be a mailto: or https: URI") == true)
         let pem = try TestSupport.temporaryFile(P256.Signing.PrivateKey().pemRepresentation)
-        #expect(
-            try Self.configuration([
-                "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com",
-            ])
-            .providerSettings.webPush != nil)
+        var webPush = [
+            "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": pem, "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+        ]
+        #expect(Self.message(webPush)?.hasPrefix("SECUREPUSH_WEBPUSH_NAVIGATE_URL is not set") == true)
+        webPush["SECUREPUSH_WEBPUSH_NAVIGATE_URL"] = "https://app.example.com/n/{id}"
+        #expect(try Self.configuration(webPush).providerSettings.webPush?.envelope.navigateURL == "https://app.example.com/n/{id}")
 
         // A key made the way docs/providers.md says (openssl ecparam ... -noout: SEC1 "EC PRIVATE KEY").
         let openSSLKey = FileManager.default.temporaryDirectory.appendingPathComponent("vapid-\(UUID().uuidString).pem").path
@@ -126,7 +127,7 @@ struct ProviderSettingsTests {
         #expect(
             try Self.configuration([
                 "SECUREPUSH_PROVIDERS": "webpush", "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": openSSLKey,
-                "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com",
+                "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com", "SECUREPUSH_WEBPUSH_NAVIGATE_URL": "https://app.example.com/",
             ])
             .providerSettings.webPush != nil)
 
@@ -138,7 +139,8 @@ struct ProviderSettingsTests {
             try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"])
                 .providerSettings.wns)
         #expect(wns.allowedHostSuffixes == ["notify.windows.com"])
-        #expect(wns.tokenURL == WNSConfiguration.defaultTokenURL)
+        #expect(wns.apps.map(\.tokenURL) == [WNSConfiguration.defaultTokenURL])
+        #expect(wns.apps.map(\.name) == [nil])
     }
 
     @Test("ProviderFactory builds real providers from the environment, and the APNs one delivers to the fake")
@@ -156,6 +158,7 @@ struct ProviderSettingsTests {
         environment["SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE"] = account
         environment["SECUREPUSH_WEBPUSH_VAPID_KEY_FILE"] = keyFile
         environment["SECUREPUSH_WEBPUSH_SUBJECT"] = "https://example.com/contact"
+        environment["SECUREPUSH_WEBPUSH_NAVIGATE_URL"] = "https://example.com/inbox"
         environment["SECUREPUSH_WNS_CLIENT_ID"] = "c"
         environment["SECUREPUSH_WNS_CLIENT_SECRET"] = "s"
         let configuration = try Self.configuration(environment)

@@ -13,7 +13,8 @@ struct WebPushFixture {
     static func with<T>(
         requestTimeout: Duration = .seconds(10), allowedHosts: [String] = ["127.0.0.1", "localhost"],
         allowedPrivateNetworks: [IPNetwork] = TestSupport.loopback,
-        resolver: any HostResolver = SystemHostResolver(), _ body: (WebPushFixture) async throws -> T
+        resolver: any HostResolver = SystemHostResolver(), envelopes: EnvelopeSettings = EnvelopeSettings(),
+        _ body: (WebPushFixture) async throws -> T
     ) async throws -> T {
         let fake = try await FakeWebPushServer.start()
         do {
@@ -21,8 +22,9 @@ struct WebPushFixture {
                 let key = P256.Signing.PrivateKey()
                 let provider = try WebPushProvider(
                     configuration: WebPushConfiguration(
-                        vapidKey: key, subject: "mailto:push@example.com", caFile: fake.caFile, requestTimeout: requestTimeout,
-                        allowedHosts: allowedHosts, allowedPrivateNetworks: allowedPrivateNetworks),
+                        vapidKey: key, subject: "mailto:push@example.com", navigateURL: FakeCredentials.navigateURL, caFile: fake.caFile,
+                        requestTimeout: requestTimeout,
+                        allowedHosts: allowedHosts, allowedPrivateNetworks: allowedPrivateNetworks, envelopes: envelopes),
                     httpClient: client, pinnedClients: pinned, resolver: resolver, logger: TestSupport.logger)
                 return try await body(WebPushFixture(fake: fake, provider: provider, vapidKey: key))
             }
@@ -42,7 +44,7 @@ struct WebPushFixture {
 
 @Suite("Web Push provider against the fake push service")
 struct WebPushProviderTests {
-    @Test("the body decrypts (RFC 8291) to the id only, with VAPID, TTL, Urgency and Topic")
+    @Test("the body decrypts (RFC 8291) to a declarative message carrying only the id, with VAPID, TTL, Urgency and Topic")
     func encryptedIdOnly() async throws {
         try await WebPushFixture.with { fixture in
             let subscription = fixture.fake.subscribe()
@@ -50,7 +52,13 @@ struct WebPushProviderTests {
             let result = await fixture.provider.send(push)
             #expect(result.kind == "sent", "rejections: \(fixture.fake.rejections)")
             let delivery = try #require(fixture.fake.deliveries.first)
-            #expect(String(decoding: delivery.plaintext, as: UTF8.self) == #"{"secureId":"\#(push.notificationID)"}"#)
+            let message = try #require(try JSONSerialization.jsonObject(with: delivery.plaintext) as? [String: Any])
+            #expect(message["web_push"] as? Int == 8030)
+            #expect(message["mutable"] as? Bool == true)
+            let notification = try #require(message["notification"] as? [String: Any])
+            #expect(notification["title"] as? String == GenericAlert.defaultTitle)
+            #expect(notification["navigate"] as? String == "https://app.example.com/notifications/\(push.notificationID)")
+            #expect(notification["data"] as? [String: String] == ["secureId": push.notificationID.description])
             #expect(delivery.request.header("content-encoding") == "aes128gcm")
             let ttl = try #require(delivery.request.header("ttl").flatMap(Int.init))
             #expect((890...900).contains(ttl))

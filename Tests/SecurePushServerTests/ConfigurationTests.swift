@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushAPI
 import SecurePushCore
 import SecurePushServer
 import SecurePushStore
@@ -56,6 +57,20 @@ struct ConfigurationTests {
             #expect(!"\(error)".contains("s3cret"))
         }
         #expect(message(["DATABASE_URL": ""])?.contains("DATABASE_URL is not set") == true)
+    }
+
+    @Test("trusted proxies are addresses and CIDR blocks; IPv4-mapped peers match their IPv4 block; a typo is refused")
+    func trustedProxies() throws {
+        let proxies = try load(["SECUREPUSH_TRUSTED_PROXIES": "10.8.0.0/16, 192.0.2.7 ,fd00::/8"]).http.limits.trustedProxies
+        for trusted in ["10.8.0.1", "10.8.255.254", "192.0.2.7", "fd00::1", "fdff:1::2", "::ffff:10.8.3.4"] {
+            #expect(proxies.trusts(trusted), "\(trusted)")
+        }
+        for untrusted in ["10.9.0.1", "192.0.2.8", "fe80::1", "::ffff:10.9.0.1", "unknown", "", "10.8.0.1/16"] {
+            #expect(!proxies.trusts(untrusted), "\(untrusted)")
+        }
+        #expect(try load([:]).http.limits.trustedProxies == .none)
+        #expect(message(["SECUREPUSH_TRUSTED_PROXIES": "10.0.0.1/8"])?.contains("SECUREPUSH_TRUSTED_PROXIES lists \"10.0.0.1/8\"") == true)
+        #expect(message(["SECUREPUSH_TRUSTED_PROXIES": "proxy.internal"])?.contains("not an address or a CIDR block") == true)
     }
 
     @Test("durations", arguments: [("250ms", 250), ("5s", 5000), ("2m", 120_000), ("1h", 3_600_000), ("7d", 604_800_000), ("1.5", 1500)])

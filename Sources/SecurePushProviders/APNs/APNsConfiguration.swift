@@ -45,13 +45,13 @@ public struct APNsConfiguration: Sendable {
     public var requestTimeout: Duration
     /// How long one provider JWT is reused; APNs accepts 20–60 minutes.
     public var tokenLifetime: Duration
-    /// Builds headers and the id-only body.
-    public var requestFactory: APNsRequestFactory
+    /// Builds headers and the id-only body (docs/envelopes.md).
+    public var envelope: APNsEnvelope
 
     /// The allowed range of `tokenLifetime`.
     public static let tokenLifetimeRange: ClosedRange<Duration> = .seconds(20 * 60)...(.seconds(60 * 60))
 
-    /// Creates a configuration. The request factory's default topic becomes the first app's bundle id.
+    /// Creates a configuration. The envelope's default topic becomes the first app's bundle id.
     public init(
         apps: [App],
         productionBaseURL: String = Self.productionURL,
@@ -59,7 +59,7 @@ public struct APNsConfiguration: Sendable {
         caFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
         tokenLifetime: Duration = .seconds(50 * 60),
-        requestFactory: APNsRequestFactory = APNsRequestFactory()
+        envelopes: EnvelopeSettings = EnvelopeSettings()
     ) {
         self.apps = apps
         self.productionBaseURL = productionBaseURL
@@ -67,8 +67,6 @@ public struct APNsConfiguration: Sendable {
         self.caFile = caFile
         self.requestTimeout = requestTimeout
         self.tokenLifetime = min(max(tokenLifetime, Self.tokenLifetimeRange.lowerBound), Self.tokenLifetimeRange.upperBound)
-        var factory = requestFactory
-        if factory.defaultTopic == nil { factory.defaultTopic = apps.first?.topic }
-        self.requestFactory = factory
+        self.envelope = APNsEnvelope(settings: envelopes, defaultTopic: apps.first?.topic)
     }
 }

@@ -48,7 +48,7 @@ public struct APNsProvider: PushProvider {
         guard Self.isHexToken(push.target.token) else {
             return .tokenInvalid(reason: "APNs device token is not hexadecimal")
         }
-        let wire = configuration.requestFactory.makeRequest(for: push)
+        let wire = configuration.envelope.request(for: push)
         guard let topic = wire.header("apns-topic"), let app = appsByTopic[topic] else {
             logger.error("APNs push has no configured app for its topic")
             return .failed(reason: "APNs topic not configured")

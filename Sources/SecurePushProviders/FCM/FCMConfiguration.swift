@@ -7,8 +7,9 @@ public struct FCMConfiguration: Sendable {
     /// The OAuth scope FCM sends need.
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    /// The service account that signs the OAuth grant.
-    public var serviceAccount: FCMServiceAccount
+    /// One service account per Firebase project; a device's `project` option chooses one, and the first
+    /// serves devices without the option.
+    public var serviceAccounts: [FCMServiceAccount]
     /// Base URL of the FCM API (overridable for tests).
     public var baseURL: String
     /// PEM CA certificates to trust instead of the system store (tests).
@@ -19,21 +20,40 @@ public struct FCMConfiguration: Sendable {
     public var tokenRenewalMargin: Duration
     /// Back-off when FCM says QUOTA_EXCEEDED without a `Retry-After`.
     public var quotaBackoff: Duration
+    /// Builds the id-only message (docs/envelopes.md).
+    public var envelope: FCMEnvelope
 
-    /// Creates a configuration.
+    /// Creates a configuration for one or more Firebase projects (the provider refuses an empty list).
+    public init(
+        serviceAccounts: [FCMServiceAccount],
+        baseURL: String = Self.defaultBaseURL,
+        caFile: String? = nil,
+        requestTimeout: Duration = .seconds(10),
+        tokenRenewalMargin: Duration = .seconds(300),
+        quotaBackoff: Duration = .seconds(60),
+        envelopes: EnvelopeSettings = EnvelopeSettings()
+    ) {
+        self.serviceAccounts = serviceAccounts
+        self.baseURL = baseURL
+        self.caFile = caFile
+        self.requestTimeout = requestTimeout
+        self.tokenRenewalMargin = tokenRenewalMargin
+        self.quotaBackoff = quotaBackoff
+        self.envelope = FCMEnvelope(settings: envelopes, defaultProject: serviceAccounts.first?.projectID ?? "")
+    }
+
+    /// Creates a configuration for one Firebase project.
     public init(
         serviceAccount: FCMServiceAccount,
         baseURL: String = Self.defaultBaseURL,
         caFile: String? = nil,
         requestTimeout: Duration = .seconds(10),
         tokenRenewalMargin: Duration = .seconds(300),
-        quotaBackoff: Duration = .seconds(60)
+        quotaBackoff: Duration = .seconds(60),
+        envelopes: EnvelopeSettings = EnvelopeSettings()
     ) {
-        self.serviceAccount = serviceAccount
-        self.baseURL = baseURL
-        self.caFile = caFile
-        self.requestTimeout = requestTimeout
-        self.tokenRenewalMargin = tokenRenewalMargin
-        self.quotaBackoff = quotaBackoff
+        self.init(
+            serviceAccounts: [serviceAccount], baseURL: baseURL, caFile: caFile, requestTimeout: requestTimeout,
+            tokenRenewalMargin: tokenRenewalMargin, quotaBackoff: quotaBackoff, envelopes: envelopes)
     }
 }

@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 import SecurePushCore
 
-/// Sends an encrypted `{"secureId": "<id>"}` to a Web Push subscription (RFC 8030/8291/8292).
+/// Sends an encrypted, id-only Declarative Web Push message (docs/envelopes.md) to a Web Push subscription
+/// (RFC 8030/8291/8292).
 ///
 /// The endpoint is attacker-supplied: it must pass the configuration's `PushEndpointPolicy` (https, an
 /// allowed host), every address its host resolves to must be public (or in an allowed private network),
@@ -33,11 +34,6 @@ public struct WebPushProvider: PushProvider {
         self.vapid = VAPIDTokenCache(key: configuration.vapidKey, subject: configuration.subject, lifetime: configuration.vapidLifetime)
     }
 
-    /// The plaintext every Web Push carries: only the notification id.
-    public static func plaintext(for push: Push) -> Data {
-        Data(#"{"secureId":"\#(push.notificationID)"}"#.utf8)
-    }
-
     public func send(_ push: Push) async -> PushResult {
         let logger = transport.logger(for: push, platform: platform)
 
@@ -51,9 +47,10 @@ public struct WebPushProvider: PushProvider {
         else {
             return .tokenInvalid(reason: "Web Push subscription has no p256dh/auth keys")
         }
+        let wire = configuration.envelope.request(for: push)
         let body: Data
         do {
-            body = try WebPushEncryption.encrypt(Self.plaintext(for: push), userAgentPublicKey: p256dh, authSecret: auth)
+            body = try WebPushEncryption.encrypt(wire.body, userAgentPublicKey: p256dh, authSecret: auth)
         } catch {
             return .tokenInvalid(reason: "Web Push subscription keys are malformed")
         }
@@ -66,13 +63,11 @@ public struct WebPushProvider: PushProvider {
             logger.error("VAPID token could not be signed")
             return .failed(reason: "VAPID token could not be signed")
         }
-        let ttl = max(0, Int(push.expiresAt.timeIntervalSinceNow.rounded(.down)))
-        let headers: HTTPHeaders = [
-            "ttl": String(ttl), "urgency": push.priority > 0 ? "high" : "normal",
-            "topic": push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
-            "content-encoding": "aes128gcm", "content-type": "application/octet-stream",
-            "authorization": "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)",
-        ]
+        var headers = HTTPHeaders()
+        for header in wire.headers { headers.add(name: header.name, value: header.value) }
+        headers.add(name: "content-encoding", value: "aes128gcm")
+        headers.add(name: "content-type", value: "application/octet-stream")
+        headers.add(name: "authorization", value: "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)")
         let route: EndpointGuard.Route
         switch await endpoints.route(endpoint, label: "Web Push endpoint", logger: logger) {
         case .success(let checked): route = checked

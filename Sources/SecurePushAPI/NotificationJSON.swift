@@ -1,0 +1,68 @@
+import Foundation
+import SecurePushStore
+
+/// Response bodies that carry payloads. A payload is JSON text from PostgreSQL (`jsonb::text`, always
+/// valid JSON), spliced in as is instead of being parsed and re-encoded; every other value is written
+/// with the API's conventions (sorted keys, lowercase ids, ISO 8601 times with milliseconds).
+enum NotificationJSON {
+    /// `{"created_at", "id", "payload", "read_at"}`: one notification with its payload.
+    static func notification(id: UUID, createdAt: Date, readAt: Date?, payloadJSON: String, into body: inout String) {
+        body += #"{"created_at":"#
+        body += quoted(JSONResponse.timestamp(createdAt))
+        body += #","id":"#
+        body += quoted(id.uuidString.lowercased())
+        body += #","payload":"#
+        body += payloadJSON
+        body += #","read_at":"#
+        body += readAt.map { quoted(JSONResponse.timestamp($0)) } ?? "null"
+        body += "}"
+    }
+
+    /// `GET /v1/notifications/{id}`'s body.
+    static func single(_ notification: StoredNotification) -> [UInt8] {
+        var body = ""
+        Self.notification(
+            id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, payloadJSON: notification.payloadJSON,
+            into: &body)
+        return Array(body.utf8)
+    }
+
+    /// `GET /v1/notifications?include=payload`'s body: the page with payloads and the next cursor.
+    static func page(_ items: some Collection<NotificationSummary>, nextCursor: String?) -> [UInt8] {
+        var body = #"{"next_cursor":"#
+        body += nextCursor.map(quoted) ?? "null"
+        body += #","notifications":["#
+        for (index, item) in items.enumerated() {
+            if index > 0 { body += "," }
+            notification(id: item.id, createdAt: item.createdAt, readAt: item.readAt, payloadJSON: item.payloadJSON ?? "null", into: &body)
+        }
+        body += "]}"
+        return Array(body.utf8)
+    }
+
+    /// `POST /v1/notifications/fetch`'s body: the payloads found and the ids missing, each in request order.
+    /// `not_found` (unknown or another user's) and `gone` (expired or purged) entries have the same shape.
+    static func batch(_ results: [FetchedNotification]) -> [UInt8] {
+        var found = ""
+        var missing = ""
+        for entry in results {
+            switch entry.result {
+            case .found(let notification):
+                if !found.isEmpty { found += "," }
+                Self.notification(
+                    id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt,
+                    payloadJSON: notification.payloadJSON, into: &found)
+            case .gone, .notFound:
+                if !missing.isEmpty { missing += "," }
+                let reason = if case .gone = entry.result { "gone" } else { "not_found" }
+                missing += #"{"id":"# + quoted(entry.id.uuidString.lowercased()) + #","reason":"# + quoted(reason) + "}"
+            }
+        }
+        return Array(#"{"missing":[\#(missing)],"notifications":[\#(found)]}"#.utf8)
+    }
+
+    /// A JSON string of text that needs no escaping (timestamps, ids, cursors, reason codes).
+    private static func quoted(_ text: String) -> String {
+        "\"\(text)\""
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The device side of SecurePush: turns an id-only push into content, with the device's own credential.
+///
+/// Depends on Foundation only, so a Notification Service Extension can use it within its memory and
+/// time budget. Every call runs under an overall deadline (default 25 s, inside an extension's ~30 s)
+/// with a timeout per request (default 8 s), and retries only what retrying can fix.
+///
+/// ```swift
+/// let client = SecurePushClient(baseURL: URL(string: "https://push.example.com")!,
+///                               credentials: KeychainCredentialStore(accessGroup: "TEAMID.group.com.example.app"))
+/// if case .notification(let id) = PushMessage(apnsUserInfo: request.content.userInfo),
+///    case .found(let notification) = await client.fetch(id) {
+///     content.title = notification.payload["title"]?.stringValue ?? content.title
+/// }
+/// ```
+public struct SecurePushClient: Sendable {
+    /// Deadlines and retries.
+    public struct Configuration: Sendable, Hashable {
+        /// The most one call may take, retries included.
+        public var deadline: Duration = .seconds(25)
+        /// The most one HTTP request may take.
+        public var requestTimeout: Duration = .seconds(8)
+        /// Attempts per call (network errors, timeouts, 408, 429 and 5xx are retried).
+        public var maxAttempts = 4
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The SecurePush API's base URL (`https://push.example.com/`).
+    public let baseURL: URL
+    /// Where the device credential is kept.
+    public let credentials: any CredentialStore
+    /// Deadlines and retries.
+    public let configuration: Configuration
+    private let requester: RetryingRequester
+
+    /// Creates a client. Pass a dedicated `URLSession` to control caching or proxies.
+    public init(baseURL: URL, credentials: any CredentialStore, configuration: Configuration = Configuration(), session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.credentials = credentials
+        self.configuration = configuration
+        self.requester = RetryingRequester(session: session, configuration: configuration)
+    }
+
+    // MARK: Reading
+
+    /// Fetches one notification's content (the server marks it read). Never throws: the result says
+    /// what happened, and only `.unavailable` is worth retrying later.
+    public func fetch(_ id: UUID) async -> FetchResult {
+        guard let credential = try? credentials.load() else { return .unauthorized }
+        switch await requester.send(request("v1/notifications/\(id.uuidString.lowercased())", bearer: credential.bearer)) {
+        case .failure(let problem):
+            return .unavailable(reason: problem.reason)
+        case .success(let answer):
+            switch answer.status {
+            case 200:
+                guard let notification = try? Self.decoder.decode(FetchedNotification.self, from: answer.body) else {
+                    return .unavailable(reason: "the server's answer is not a notification")
+                }
+                return .found(notification)
+            case 404: return .notFound
+            case 410: return .gone
+            case 401, 403: return .unauthorized
+            default: return .unavailable(reason: "HTTP \(answer.status)")
+            }
+        }
+    }
+
+    /// Fetches up to 50 notifications in one round trip (`POST /v1/notifications/fetch`); ids without
+    /// content come back in `missing` with their reason, never as an error for the whole call.
+    public func fetch(_ ids: [UUID]) async throws(SecurePushClientError) -> BatchFetchResult {
+        struct Body: Encodable { var ids: [String] }
+        struct Missing: Decodable {
+            var id: UUID
+            var reason: MissingReason
+        }
+        struct Answer: Decodable {
+            var notifications: [FetchedNotification]
+            var missing: [Missing]
+        }
+        let body = try encode(Body(ids: ids.map { $0.uuidString.lowercased() }))
+        let answer: Answer = try await call("v1/notifications/fetch", method: "POST", body: body, bearer: try credential().bearer)
+        return BatchFetchResult(
+            found: answer.notifications, missing: Dictionary(answer.missing.map { ($0.id, $0.reason) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// Unread notifications with their content, oldest first, each marked read: what an app shows when
+    /// it starts or comes to the foreground (`GET /v1/notifications?unread=true&include=payload`).
+    public func catchUp(limit: Int = 50) async throws(SecurePushClientError) -> [FetchedNotification] {
+        struct Page: Decodable { var notifications: [FetchedNotification] }
+        let page: Page = try await call(
+            "v1/notifications?unread=true&include=payload&limit=\(max(1, min(limit, 100)))", bearer: try credential().bearer)
+        return page.notifications
+    }
+
+    // MARK: The device's lifecycle
+
+    /// Registers this device for the user of `userToken` and stores the new credential.
+    @discardableResult
+    public func register(_ registration: DeviceRegistration, userToken: String) async throws(SecurePushClientError) -> DeviceCredential {
+        let created: CreatedDevice = try await call("v1/devices", method: "POST", body: try encode(registration), bearer: userToken)
+        return try store(created)
+    }
+
+    /// Replaces the device's secret (the old one stops working at once) and stores the new one.
+    @discardableResult
+    public func rotate() async throws(SecurePushClientError) -> DeviceCredential {
+        let created: CreatedDevice = try await call("v1/devices/current/rotate", method: "POST", bearer: try credential().bearer)
+        return try store(created)
+    }
+
+    /// Unregisters the device (the server stops pushing to it) and deletes the stored credential.
+    public func unregister() async throws(SecurePushClientError) {
+        let _: Empty = try await call("v1/devices/current", method: "DELETE", bearer: try credential().bearer)
+        try? credentials.delete()
+    }
+
+    // MARK: Plumbing
+
+    struct CreatedDevice: Decodable {
+        var deviceId: UUID
+        var deviceSecret: String
+
+        enum CodingKeys: String, CodingKey {
+            case deviceId = "device_id"
+            case deviceSecret = "device_secret"
+        }
+    }
+
+    struct Empty: Decodable {}
+
+    struct ErrorBody: Decodable {
+        struct Detail: Decodable {
+            var code: String
+            var message: String
+        }
+        var error: Detail
+    }
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+            return try Date(text, strategy: Date.ISO8601FormatStyle())
+        }
+        return decoder
+    }()
+
+    private func credential() throws(SecurePushClientError) -> DeviceCredential {
+        guard let credential = try? credentials.load() else { throw .notRegistered }
+        return credential
+    }
+
+    private func store(_ created: CreatedDevice) throws(SecurePushClientError) -> DeviceCredential {
+        let credential = DeviceCredential(deviceID: created.deviceId, secret: created.deviceSecret)
+        do {
+            try credentials.save(credential)
+        } catch {
+            throw .unavailable(reason: "the credential store refused the new credential: \(error)")
+        }
+        return credential
+    }
+
+    private func encode(_ value: some Encodable) throws(SecurePushClientError) -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw .rejected(status: 0, code: "invalid_request", message: "cannot encode the request: \(error)")
+        }
+    }
+
+    private func request(_ path: String, method: String = "GET", body: Data? = nil, bearer: String) -> URLRequest {
+        var request = URLRequest(url: URL(string: path, relativeTo: baseURL.hasDirectoryPath ? baseURL : baseURL.appendingPathComponent(""))!)
+        request.httpMethod = method
+        request.httpBody = body
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        return request
+    }
+
+    private func call<T: Decodable>(_ path: String, method: String = "GET", body: Data? = nil, bearer: String) async throws(SecurePushClientError)
+        -> T
+    {
+        let answer: RetryingRequester.Answer
+        switch await requester.send(request(path, method: method, body: body, bearer: bearer)) {
+        case .failure(let problem): throw .unavailable(reason: problem.reason)
+        case .success(let success): answer = success
+        }
+        switch answer.status {
+        case 200...299:
+            if answer.body.isEmpty, let empty = Empty() as? T { return empty }
+            guard let value = try? Self.decoder.decode(T.self, from: answer.body) else {
+                throw .unavailable(reason: "the server's answer (HTTP \(answer.status)) is not what the API documents")
+            }
+            return value
+        case 401:
+            throw .unauthorized
+        default:
+            let detail = try? Self.decoder.decode(ErrorBody.self, from: answer.body).error
+            if RetryingRequester.isRetried(answer.status) { throw .unavailable(reason: "HTTP \(answer.status)") }
+            throw .rejected(status: answer.status, code: detail?.code ?? "http_\(answer.status)", message: detail?.message ?? "")
+        }
+    }
+}

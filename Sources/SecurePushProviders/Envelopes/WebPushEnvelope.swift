@@ -1,0 +1,53 @@
+import Foundation
+import SecurePushCore
+
+/// The Web Push envelope of a push (docs/envelopes.md): a Declarative Web Push message, encrypted by the
+/// provider (RFC 8291), with `TTL`, `Urgency` and `Topic` (the id, so a resend replaces an undelivered copy).
+///
+/// The plaintext is `{"app_badge":n,"mutable":true,"notification":{"body","data":{"secureId"},"navigate",
+/// "tag","title"},"web_push":8030}`: Safari 18.4+ shows the generic notification without a service worker
+/// (tapping it opens `navigate`), and because it is `mutable` a service worker may fetch the notification
+/// and show it instead; browsers without declarative support hand the same JSON to the service worker's
+/// `push` event.
+public struct WebPushEnvelope: EnvelopeProfile {
+    /// The generic text.
+    public var settings: EnvelopeSettings
+    /// The `navigate` URL (`SECUREPUSH_WEBPUSH_NAVIGATE_URL`); `{id}` in it is replaced by the id.
+    public var navigateURL: String
+
+    /// Creates the profile.
+    public init(settings: EnvelopeSettings = EnvelopeSettings(), navigateURL: String) {
+        self.settings = settings
+        self.navigateURL = navigateURL
+    }
+
+    /// The request before encryption: the endpoint, the headers and the plaintext. The provider encrypts the
+    /// body and adds `Content-Encoding: aes128gcm` and the VAPID `Authorization`.
+    public func request(for push: Push, now: Date) -> WireRequest {
+        let topic = push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return WireRequest(
+            path: push.target.token,
+            headers: [
+                WireHeader("ttl", String(push.secondsToLive(now: now))), WireHeader("urgency", push.priority > 0 ? "high" : "normal"),
+                WireHeader("topic", topic),
+            ],
+            body: plaintext(for: push).data
+        )
+    }
+
+    /// The declarative message.
+    func plaintext(for push: Push) -> EnvelopeJSON {
+        let id = push.notificationID.description
+        switch push.kind {
+        case .notify:
+            let notification: [String: EnvelopeJSON] = [
+                "title": .string(settings.alert.title), "body": .string(settings.alert.body),
+                "navigate": .string(navigateURL.replacingOccurrences(of: "{id}", with: id)), "tag": .string(id),
+                "data": .object(["secureId": .string(id)]),
+            ]
+            var message: [String: EnvelopeJSON] = ["web_push": .int(8030), "notification": .object(notification), "mutable": .bool(true)]
+            if let badge = push.badge { message["app_badge"] = .int(badge) }
+            return .object(message)
+        }
+    }
+}

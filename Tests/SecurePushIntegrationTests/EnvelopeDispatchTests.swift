@@ -1,0 +1,210 @@
+import Crypto
+import Foundation
+import PostgresNIO
+import SecurePushCore
+import SecurePushDispatcher
+import SecurePushFakes
+import SecurePushProviders
+import SecurePushStore
+import SecurePushTestSupport
+import Testing
+import _CryptoExtras
+
+/// The envelopes end to end: notifications enqueued with SQL, a dispatcher with every real provider, and
+/// what each fake platform received (docs/envelopes.md).
+@Suite("Envelopes through the dispatcher")
+struct EnvelopeDispatchTests {
+    static let teamID = "TEAM123456"
+    static let keyID = "KEY1234567"
+    static let topic = "com.example.securepush"
+
+    @Test("no payload byte in any platform's envelope: APNs alert and silent, FCM, Web Push (decrypted), WNS, simulated")
+    func idOnlyOnEveryPlatform() async throws {
+        try await TestDatabase.with { db in
+            let apnsKey = try FakeCredentials.apnsKey()
+            let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
+            let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let fcm = try await FakeFCMServer.start(
+                projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: rsa.publicKey)
+            let webPush = try await FakeWebPushServer.start()
+            let wns = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-7", clientSecret: "wns-secret-\(UUID())")
+            try await withShutdown(of: apns) {
+                try await withShutdown(of: fcm) {
+                    try await withShutdown(of: webPush) {
+                        try await withShutdown(of: wns) {
+                            let subscription = webPush.subscribe()
+                            try await db.insertDevice(user: "ivy", platform: "apns", token: hexToken())
+                            try await db.insertDevice(user: "ivy", platform: "apns", token: hexToken(), options: #"{"push_style":"silent"}"#)
+                            try await db.insertDevice(user: "ivy", platform: "fcm", token: "fcm-token-" + UUID().uuidString.lowercased())
+                            try await db.insertDevice(
+                                user: "ivy", platform: "webpush", token: subscription.endpoint,
+                                options: #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#)
+                            try await db.insertDevice(user: "ivy", platform: "wns", token: wns.makeChannelURI())
+                            try await db.insertDevice(user: "ivy", token: "ivy-simulated")
+                            var markers: [UUID: String] = [:]
+                            for _ in 0..<8 {
+                                let marker = "PAYLOAD-MARKER-\(UUID().uuidString)"
+                                let id = try await db.enqueue(user: "ivy", payload: #"{"secret":"\#(marker)","title":"Payment received"}"#)
+                                markers[id] = marker
+                            }
+                            var settings = FakeCredentials.environment(
+                                apns: apns, key: apnsKey, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                            settings.merge(
+                                FakeCredentials.environment(fcm: fcm, account: try FakeCredentials.serviceAccount(key: rsa, tokenURI: fcm.tokenURI))
+                            ) { $1 }
+                            settings.merge(FakeCredentials.environment(webPush: webPush, vapidKeyFile: try FakeCredentials.vapidKey().path)) { $1 }
+                            settings.merge(FakeCredentials.environment(wns: wns)) { $1 }
+                            settings["SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS"] = FakeCredentials.loopbackNetworks
+                            let ids = Set(markers.keys.map { $0.uuidString.lowercased() })
+                            let payloadMarkers = Array(markers.values)
+                            try await withPlatformDispatcher(db, platforms: "apns,fcm,webpush,wns", settings: settings) { harness in
+                                try await db.eventually("48 pushes", timeout: .seconds(30)) {
+                                    apns.delivered.count == 16 && fcm.delivered.count == 8 && webPush.deliveries.count == 8
+                                        && wns.delivered.count == 8
+                                        && harness.pushes.count == 8
+                                }
+                                // Every byte each platform received: request line, headers, body (decrypted for Web Push).
+                                var wire: [(platform: String, text: String)] = []
+                                func text(_ request: FakeRequest, body: Data? = nil) -> String {
+                                    ([request.path] + request.headers.map { "\($0.name): \($0.value)" }).joined(separator: "\n") + "\n"
+                                        + String(decoding: body ?? request.body, as: UTF8.self)
+                                }
+                                wire += apns.delivered.map { ("apns", text($0)) }
+                                wire += fcm.delivered.map { ("fcm", text($0)) }
+                                wire += webPush.deliveries.map { ("webpush", text($0.request, body: $0.plaintext)) }
+                                wire += wns.delivered.map { ("wns", text($0)) }
+                                let encoder = JSONEncoder()
+                                wire += try harness.pushes.map { ("simulated", String(decoding: try encoder.encode($0), as: UTF8.self)) }
+                                #expect(wire.count == 48)
+                                for (platform, text) in wire {
+                                    for marker in payloadMarkers { #expect(!text.contains(marker), "\(platform) carried a payload") }
+                                    #expect(!text.contains("Payment received"), "\(platform) carried a payload")
+                                    #expect(ids.contains { text.contains($0) }, "\(platform) carries the id")
+                                }
+                            }
+                            let types = apns.delivered.compactMap { $0.header("apns-push-type") }
+                            #expect(types.filter { $0 == "alert" }.count == 8 && types.filter { $0 == "background" }.count == 8)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("the badge is the recipient's unread count when the push is claimed: read, expired and other users' notifications do not count")
+    func unreadBadge() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "bea", token: "bea-phone")
+            try await db.insertDevice(user: "bea", token: "bea-watch", options: #"{"push_style":"silent"}"#)
+            try await db.insertDevice(user: "cal", token: "cal-phone")
+            for _ in 0..<4 { _ = try await db.enqueue(user: "bea", payload: "{}") }
+            let read = try await db.enqueue(user: "bea", payload: "{}")
+            try await db.client.query(
+                "UPDATE securepush.notifications SET read_at = now() WHERE id = \(read)", logger: db.logger)
+            _ = try await db.enqueue(user: "bea", payload: "{}", ttl: "1 millisecond")
+            for _ in 0..<2 { _ = try await db.enqueue(user: "cal", payload: "{}") }
+            try await db.eventually("the short notification expired") {
+                try await db.scalar("SELECT count(*) = 1 FROM securepush.notifications WHERE expires_at <= now()")
+            }
+            let harness = try DispatcherHarness(database: db)
+            // bea: 5 live notifications to 2 devices (the expired one is not pushed); cal: 2.
+            try await db.eventually("12 pushes") { harness.pushes.count == 12 }
+            await harness.stop()
+            for push in harness.pushes {
+                let body = try #require(try JSONSerialization.jsonObject(with: Data(push.body.utf8)) as? [String: Any])
+                let badge = (body["aps"] as? [String: Any])?["badge"] as? Int
+                switch push.token {
+                case "bea-phone": #expect(badge == 4, "bea has 4 unread, unexpired notifications")
+                case "bea-watch": #expect(badge == nil, "a silent push has no badge")
+                default: #expect(badge == 2, "cal has 2")
+                }
+            }
+        }
+    }
+
+    @Test("the badge stops counting at 999, so a user's huge backlog costs each claim no more")
+    func badgeCap() async throws {
+        try await TestDatabase.with { db in
+            // 1,200 unread notifications from before the device existed (so without deliveries), then one pushed.
+            try await db.execute("INSERT INTO securepush.notifications (user_id, payload) SELECT 'flo', '{}' FROM generate_series(1, 1200)")
+            try await db.insertDevice(user: "flo", token: "flo-phone")
+            _ = try await db.enqueue(user: "flo", payload: "{}")
+            let counting = PostgresDeliveryQueue(client: db.client, logger: db.logger, unreadBadge: true)
+            let batch = try await counting.claim(limit: 10, platforms: [.simulated], lease: .seconds(30), worker: UUID())
+            #expect(batch.deliveries.map(\.push.badge) == [PostgresDeliveryQueue.badgeLimit])
+
+            _ = try await db.enqueue(user: "flo", payload: "{}")
+            let notCounting = PostgresDeliveryQueue(client: db.client, logger: db.logger)
+            let plain = try await notCounting.claim(limit: 10, platforms: [.simulated], lease: .seconds(30), worker: UUID())
+            #expect(plain.deliveries.count == 1)
+            #expect(plain.deliveries.allSatisfy { $0.push.badge == nil })
+        }
+    }
+
+    @Test("SECUREPUSH_BADGE=off: no badge, and the claim does not count")
+    func badgeOff() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "dan", token: "dan-phone")
+            for _ in 0..<3 { _ = try await db.enqueue(user: "dan", payload: "{}") }
+            var configuration = DispatcherConfiguration.testing
+            configuration.unreadBadge = false
+            let harness = try DispatcherHarness(database: db, configuration: configuration)
+            try await db.eventually("3 pushes") { harness.pushes.count == 3 }
+            await harness.stop()
+            for push in harness.pushes {
+                #expect(push.headers.contains(WireHeader("apns-push-type", "alert")))
+                #expect(!push.body.contains("badge"))
+            }
+        }
+    }
+
+    @Test("FCM projects and WNS apps are chosen per device through the dispatcher, from SECUREPUSH_* settings")
+    func severalApps() async throws {
+        try await TestDatabase.with { db in
+            // One key for both service accounts (RSA key generation is slow); the fake tells them apart by email.
+            let bankKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let proKey = bankKey
+            let fcm = try await FakeFCMServer.start(accounts: [
+                .init(projectID: "bank-app", clientEmail: "pusher@bank-app.iam.gserviceaccount.com", publicKey: bankKey.publicKey),
+                .init(projectID: "bank-pro", clientEmail: "pusher@bank-pro.iam.gserviceaccount.com", publicKey: proKey.publicKey),
+            ])
+            let wns = try await FakeWNSServer.start(clients: [("ms-app://s-1-15-2-bank", "bank-secret"), ("ms-app://s-1-15-2-pro", "pro-secret")])
+            try await withShutdown(of: fcm) {
+                try await withShutdown(of: wns) {
+                    let bankAccount = try FakeCredentials.serviceAccount(
+                        key: bankKey, tokenURI: fcm.tokenURI, projectID: "bank-app", clientEmail: "pusher@bank-app.iam.gserviceaccount.com")
+                    let proAccount = try FakeCredentials.serviceAccount(
+                        key: proKey, tokenURI: fcm.tokenURI, projectID: "bank-pro", clientEmail: "pusher@bank-pro.iam.gserviceaccount.com")
+                    let (bankToken, proToken) = ("fcm-bank-" + UUID().uuidString.lowercased(), "fcm-pro-" + UUID().uuidString.lowercased())
+                    fcm.bind(token: bankToken, toProject: "bank-app")
+                    fcm.bind(token: proToken, toProject: "bank-pro")
+                    let (bankChannel, proChannel) = (
+                        wns.makeChannelURI(for: "ms-app://s-1-15-2-bank"), wns.makeChannelURI(for: "ms-app://s-1-15-2-pro")
+                    )
+                    let devices = [
+                        try await db.insertDevice(user: "eve", platform: "fcm", token: bankToken),
+                        try await db.insertDevice(user: "eve", platform: "fcm", token: proToken, options: #"{"project":"bank-pro"}"#),
+                        try await db.insertDevice(user: "eve", platform: "wns", token: bankChannel),
+                        try await db.insertDevice(user: "eve", platform: "wns", token: proChannel, options: #"{"app":"Contoso.BankPro"}"#),
+                    ]
+                    _ = try await db.enqueue(user: "eve", payload: #"{"secret":"EVE"}"#)
+
+                    var settings = FakeCredentials.environment(fcm: fcm, account: bankAccount)
+                    settings["SECUREPUSH_FCM_SERVICE_ACCOUNT_FILES"] = proAccount.path
+                    settings.merge(FakeCredentials.environment(wns: wns)) { $1 }
+                    settings["SECUREPUSH_WNS_CLIENT_ID"] = "ms-app://s-1-15-2-bank"
+                    settings["SECUREPUSH_WNS_CLIENT_SECRET"] = "bank-secret"
+                    settings["SECUREPUSH_WNS_APPS"] =
+                        "Contoso.BankPro:\(try FakeCredentials.wnsApp(clientID: "ms-app://s-1-15-2-pro", secret: "pro-secret"))"
+                    try await withPlatformDispatcher(db, platforms: "fcm,wns", settings: settings) { _ in
+                        try await expectOutcomes(db, devices.map { ($0, Expected.sent, "device \($0)") })
+                    }
+                    #expect(Set(fcm.delivered.map(\.path)) == ["/v1/projects/bank-app/messages:send", "/v1/projects/bank-pro/messages:send"])
+                    #expect(fcm.issuedAccessTokens == 2)
+                    #expect(wns.delivered.count == 2)
+                    #expect(wns.issuedAccessTokens == 2)
+                }
+            }
+        }
+    }
+}
