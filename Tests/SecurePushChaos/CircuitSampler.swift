@@ -66,7 +66,7 @@ final class CircuitSampler: Sendable {
         state.withLock { state in
             let status =
                 state.statusField
-                ? "max \(state.maxOpen) open at once (\(state.seenOpen.sorted().joined(separator: ", ").replacingOccurrences(of: "127.0.0.1", with: "fake")))"
+                ? "max \(state.maxOpen) open at once (\(state.seenOpen.sorted().joined(separator: ", ")))"
                 : "n/a"
             let metrics = state.gaugeSeen ? String(format: "max %.0f", state.maxGauge) : "n/a"
             return (status, metrics)

@@ -7,8 +7,13 @@ import Foundation
 /// concurrency. Reported: the circuit breakers' state in `/status` and `/metrics` (n/a without breakers).
 enum ProviderStormRow {
     static let retryAfterSeconds = 2
-    /// Processes × lanes × pushes in flight per lane (see `ChaosRun.baseEnvironment`).
-    static let concurrencyBound = 2 * 2 * 8
+    /// Processes × lanes × pushes in flight per lane, as configured for the row's processes.
+    static func concurrencyBound(_ context: ChaosContext) -> Int {
+        let settings = ChaosRun.baseEnvironment.merging(context.plan.environment) { _, new in new }
+        let lanes = Int(settings["SECUREPUSH_LANES"] ?? "") ?? 2
+        let perLane = Int(settings["SECUREPUSH_CONCURRENCY"] ?? "") ?? 64
+        return context.processes.count * lanes * perLane
+    }
 
     static func plan(_ options: ChaosOptions) -> RowPlan {
         let marks = Marks()
@@ -54,9 +59,9 @@ enum ProviderStormRow {
     private static func verify(_ context: ChaosContext, _ attempts: [PushAttempt]) {
         let report = context.report
         let inFlight = context.plan.platforms.map { context.fakes.server($0).traffic.maxInFlight }
-        report.figure(
-            "max in flight per fake (apns/fcm/wns/webpush)", inFlight.map(String.init).joined(separator: "/") + " (bound \(concurrencyBound))")
-        report.check("in-flight requests within the configured concurrency", inFlight.allSatisfy { $0 <= concurrencyBound })
+        let bound = concurrencyBound(context)
+        report.figure("max in flight per fake (apns/fcm/wns/webpush)", inFlight.map(String.init).joined(separator: "/") + " (bound \(bound))")
+        report.check("in-flight requests within the configured concurrency", inFlight.allSatisfy { $0 <= bound })
 
         let answered5xx = attempts.filter { ($0.status ?? 0) >= 500 }.count
         let throttled = attempts.filter { $0.status == 429 }
