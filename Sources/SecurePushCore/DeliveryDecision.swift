@@ -24,7 +24,7 @@ public enum DeliveryDecision {
         switch result {
         case .sent(let messageID):
             return .sent(messageID: messageID)
-        case .retry(let after, let reason):
+        case .retry(let after, let reason, _):
             guard policy.allowsRetry(after: push.attempt) else {
                 return .failed(error: "retries exhausted after \(push.attempt) attempts: \(reason)")
             }

@@ -8,8 +8,16 @@ public protocol DeliveryQueue: Sendable {
     /// Writes outcomes; only deliveries still holding `leaseToken` are changed. Returns how many were.
     func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int
 
-    /// Returns unstarted claimed deliveries to pending without counting an attempt. Returns how many.
-    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int
+    /// Returns unstarted claimed deliveries to pending without counting an attempt, runnable again after
+    /// `delay` (zero: at once; a circuit breaker passes the time it stays open). Returns how many.
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int
+}
+
+extension DeliveryQueue {
+    /// Returns unstarted claimed deliveries to pending at once, without counting an attempt.
+    public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
+        try await release(deliveryIDs, leaseToken: leaseToken, delay: .zero)
+    }
 }
 
 /// Housekeeping any process may run at any time, concurrently with others.

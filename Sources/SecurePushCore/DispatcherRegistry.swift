@@ -25,8 +25,9 @@ public struct DispatcherIdentity: Sendable, Hashable {
 
 /// The seam to the fleet registry: heartbeats with running counts.
 public protocol DispatcherRegistry: Sendable {
-    /// Records (or refreshes) the process as alive with its cumulative counts.
-    func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
-    /// Marks the process stopped.
+    /// Records (or refreshes) the process as alive with its cumulative counts and the circuit breakers
+    /// that are not closed.
+    func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot]) async throws
+    /// Marks the process stopped (its circuits are cleared).
     func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
 }

@@ -12,6 +12,14 @@ import Synchronization
 /// On graceful shutdown the lanes stop claiming and finish their batches; once `shutdownGracePeriod` has
 /// passed, the timeout child cancels the sends still in flight (they are retried later), and the lanes
 /// still write every outcome and release the claims they had not started.
+///
+/// A batch never sends from a lease it may have lost: no send starts after the batch's local lease
+/// deadline (`LeaseDeadline`, on the monotonic clock), sends still in flight then are cancelled, and the
+/// deliveries not started are abandoned to maintenance's lease rescue (not released: the lease is gone).
+///
+/// Each push service has a circuit breaker (`CircuitBreakers`: per platform, per endpoint host for Web Push
+/// and WNS). While a platform's breaker is open its deliveries are not claimed; a claimed delivery whose
+/// breaker is open is released unsent, without counting an attempt, to run when the breaker lets probes through.
 public final class Dispatcher: Service, Sendable {
     let queue: any DeliveryQueue
     let providers: [Platform: any PushProvider]
@@ -20,12 +28,14 @@ public final class Dispatcher: Service, Sendable {
     let stats: DispatcherStats
     let workerID: UUID
     let logger: Logger
+    /// The circuit breakers of this process's push services.
+    public let breakers: CircuitBreakers
     private let stopping = Atomic<Bool>(false)
     /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
     let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
-    private let pushTimers: [Platform: Metrics.Timer]
-    private let outcomeCounters: [DeliveryOutcome.Kind: Counter]
+    let pushTimers: [Platform: Metrics.Timer]
+    let outcomeCounters: [DeliveryOutcome.Kind: Counter]
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(
@@ -44,6 +54,7 @@ public final class Dispatcher: Service, Sendable {
         self.stats = stats
         self.workerID = workerID
         self.logger = logger
+        self.breakers = CircuitBreakers(policy: configuration.circuitBreaker, logger: logger)
         self.pushTimers = Dictionary(
             uniqueKeysWithValues: Platform.allCases.map {
                 ($0, Metrics.Timer(label: "securepush_push_duration", dimensions: [("platform", $0.rawValue)]))
@@ -113,10 +124,20 @@ public final class Dispatcher: Service, Sendable {
 
     private func runLane(_ lane: Int) async {
         var claimFailures = 0
-        let platforms = self.platforms
+        let served = self.platforms
         while !isStopping {
             let seen = signal.generation
+            // A platform whose breaker lets nothing through is not claimed; the lane wakes when it lets a probe through.
+            let blocked = breakers.blockedPlatforms(at: .now)
+            let platforms = served.filter { !blocked.contains($0) }
+            let idle = min(configuration.pollInterval, breakers.untilNextProbe(at: .now) ?? configuration.pollInterval)
+            if platforms.isEmpty {
+                await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
+                continue
+            }
             let batch: ClaimedBatch
+            // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
+            let claimStart = ContinuousClock.now
             do {
                 let (queue, limit, lease, worker) = (self.queue, configuration.batchSize, configuration.leaseDuration, workerID)
                 batch = try await withDeadline(configuration.databaseTimeout) {
@@ -130,15 +151,15 @@ public final class Dispatcher: Service, Sendable {
                 continue
             }
             if batch.isEmpty {
-                await signal.wait(since: seen, timeout: configuration.pollInterval)
+                await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
                 continue
             }
-            await process(batch)
+            await process(batch, lease: LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration))
         }
     }
 
-    /// Sends one claimed batch and writes its outcomes.
-    func process(_ batch: ClaimedBatch) async {
+    /// Sends one claimed batch and writes its outcomes; no send starts after `lease`.
+    func process(_ batch: ClaimedBatch, lease: LeaseDeadline) async {
         var completions: [DeliveryCompletion] = []
         completions.reserveCapacity(batch.deliveries.count + batch.rejected.count)
         for rejected in batch.rejected {
@@ -155,127 +176,27 @@ public final class Dispatcher: Service, Sendable {
                 toSend.append(delivery)
             }
         }
-        let (sent, unstarted) = await send(toSend)
-        completions.append(contentsOf: sent)
-        await writeOutcomes(completions, unstarted: unstarted, leaseToken: batch.leaseToken)
-    }
-
-    private typealias SendResult = (delivery: ClaimedDelivery, result: PushResult, elapsed: Duration, answeredAt: ContinuousClock.Instant)
-
-    /// Sends with at most `concurrency` pushes in flight. A child watches the shutdown deadline: when it
-    /// fires, the sends in flight are cancelled (providers answer `.retry`). Returns the completions and
-    /// the deliveries never started (after a shutdown began, or of a platform without a provider).
-    private func send(_ deliveries: [ClaimedDelivery]) async -> (completions: [DeliveryCompletion], unstarted: [UUID]) {
-        var completions: [DeliveryCompletion] = []
-        completions.reserveCapacity(deliveries.count)
-        var unstarted: [UUID] = []
-        guard !deliveries.isEmpty else { return (completions, unstarted) }
-        await withTaskGroup(of: SendResult?.self) { group in
-            // The watcher: returns nil at the shutdown deadline, or when cancelled once the sends are done.
-            group.addTask {
-                await self.sendDeadline.wait(since: 0, timeout: nil)
-                return nil
-            }
-            var inFlight = 0
-            func collectOne() async {
-                guard let next = await group.next() else { return }
-                if let next {
-                    completions.append(outcome(for: next))
-                    inFlight -= 1
-                } else {
-                    group.cancelAll()
-                }
-            }
-            for (index, delivery) in deliveries.enumerated() {
-                while inFlight >= configuration.concurrency {
-                    await collectOne()
-                }
-                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted.
-                if isStopping {
-                    unstarted.append(contentsOf: deliveries[index...].map(\.id))
-                    break
-                }
-                guard let provider = providers[delivery.push.target.platform] else {
-                    unstarted.append(delivery.id)
-                    continue
-                }
-                group.addTask {
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    let result = await provider.send(delivery.push)
-                    let answeredAt = clock.now
-                    return (delivery, result, answeredAt - start, answeredAt)
-                }
-                inFlight += 1
-            }
-            while inFlight > 0 {
-                await collectOne()
-            }
-            group.cancelAll()
-        }
-        return (completions, unstarted)
-    }
-
-    private func outcome(for sent: SendResult) -> DeliveryCompletion {
-        let push = sent.delivery.push
-        let (seconds, attoseconds) = sent.elapsed.components
-        pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let outcome = DeliveryDecision.outcome(
-            for: sent.result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
-        if outcome.kind != .sent {
+        let sending = await send(toSend, lease: lease)
+        completions.append(contentsOf: sending.completions)
+        if !sending.abandoned.isEmpty || sending.cancelledByLease > 0 {
             logger.notice(
-                "push not delivered",
+                "lease deadline passed before the batch was sent; unstarted deliveries are left to lease rescue",
                 metadata: [
-                    "push.notification_id": "\(push.notificationID)",
-                    "push.device_id": "\(push.target.deviceID)",
-                    "push.platform": "\(push.target.platform.rawValue)",
-                    "push.attempt": "\(push.attempt)",
-                    "push.outcome": "\(outcome.kind.rawValue)",
-                    "push.reason": "\(outcome.detail)",
-                ]
-            )
+                    "dispatcher.abandoned": "\(sending.abandoned.count)",
+                    "dispatcher.cancelled_in_flight": "\(sending.cancelledByLease)",
+                    "dispatcher.batch": "\(batch.deliveries.count)",
+                ])
         }
-        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome, answeredAt: sent.answeredAt)
-    }
-
-    /// Writes outcomes and releases unstarted claims, retrying while the database is unavailable.
-    /// The lane is not cancelled by the shutdown deadline (only its sends are), so this bookkeeping runs.
-    private func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], leaseToken: UUID) async {
-        let queue = self.queue
-        let timeout = configuration.databaseTimeout
-        var applied = 0
-        var written = false
-        for attempt in 1...5 where !written {
-            do {
-                if applied == 0 {
-                    applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
-                }
-                _ = try await withDeadline(timeout) { try await queue.release(unstarted, leaseToken: leaseToken) }
-                written = true
-            } catch {
-                logger.databaseError("writing outcomes failed; retrying", error, metadata: ["attempt": "\(attempt)"])
-                try? await Task.sleep(for: Self.backoff(attempt))
-            }
+        if !sending.deferred.isEmpty {
+            logger.notice(
+                "circuit breaker open: deliveries released unsent, without counting an attempt",
+                metadata: [
+                    "dispatcher.deferred": "\(sending.deferred.values.reduce(0) { $0 + $1.ids.count })",
+                    "circuit.keys": "\(sending.deferred.keys.sorted().map(\.description).joined(separator: ","))",
+                ])
         }
-        if applied < completions.count {
-            logger.warning(
-                "some outcomes were not written: lease lost (rescued by another process) or database unavailable",
-                metadata: ["dispatcher.lost": "\(completions.count - applied)"]
-            )
-        }
-        var sent = 0
-        var failed = 0
-        for completion in completions {
-            let kind = completion.outcome.kind
-            switch kind {
-            case .sent: sent += 1
-            case .failed, .tokenInvalid: failed += 1
-            default: break
-            }
-            outcomeCounters[kind]?.increment()
-        }
-        stats.recordSent(sent)
-        stats.recordFailed(failed)
+        await writeOutcomes(
+            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken)
     }
 
     static func backoff(_ failures: Int) -> Duration {

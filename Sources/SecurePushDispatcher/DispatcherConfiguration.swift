@@ -29,6 +29,9 @@ public struct DispatcherConfiguration: Sendable {
     /// Whether each push carries its recipient's unread count as the badge (`SECUREPUSH_BADGE=unread`),
     /// computed by the claim statement.
     public var unreadBadge = true
+    /// When a push service's circuit breaker opens and for how long (defaults: 5 provider failures in a
+    /// row, or ≥ 50 % of ≥ 20 results in 10 s; open 1 s, doubling after each failed probe up to 60 s).
+    public var circuitBreaker = CircuitBreakerPolicy()
 
     /// The defaults.
     public init() {}

@@ -3,28 +3,36 @@ import SecurePushCore
 import SecurePushStore
 import ServiceLifecycle
 
-/// Writes this process's heartbeat row until shutdown, then marks it stopped.
+/// Writes this process's heartbeat row (counts and circuit breakers that are not closed) until shutdown,
+/// then marks it stopped.
 public struct HeartbeatService: Service {
     let registry: any DispatcherRegistry
     let identity: DispatcherIdentity
     let stats: DispatcherStats
     let interval: Duration
+    let circuits: @Sendable () -> [CircuitSnapshot]
     let logger: Logger
 
-    /// Creates the service.
-    public init(registry: any DispatcherRegistry, identity: DispatcherIdentity, stats: DispatcherStats, interval: Duration, logger: Logger) {
+    /// Creates the service; `circuits` gives the breakers to record (the dispatcher's `breakers.snapshots()`).
+    public init(
+        registry: any DispatcherRegistry, identity: DispatcherIdentity, stats: DispatcherStats, interval: Duration,
+        circuits: @escaping @Sendable () -> [CircuitSnapshot] = { [] }, logger: Logger
+    ) {
         self.registry = registry
         self.identity = identity
         self.stats = stats
         self.interval = interval
+        self.circuits = circuits
         self.logger = logger
     }
 
     public func run() async throws {
         let (registry, identity, stats, timeout, logger) = (self.registry, self.identity, self.stats, interval * 4, self.logger)
+        let circuits = self.circuits
         try await runPeriodically(every: interval) { _ in
             do {
-                try await withDeadline(timeout) { try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed) }
+                let open = circuits()
+                try await withDeadline(timeout) { try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open) }
             } catch {
                 logger.databaseError("heartbeat failed", error)
             }

@@ -35,7 +35,7 @@ public struct SimulatedProvider: PushProvider {
             do {
                 try await Task.sleep(for: latency)
             } catch {
-                return .retry(after: nil, reason: "cancelled before sending")
+                return .retry(after: nil, reason: "cancelled before sending", scope: .device)
             }
         }
         let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())

@@ -31,6 +31,7 @@ public struct APIAssembly: Sendable {
         self.context.endpointPolicies = configuration.providerSettings.endpointPolicies
         self.context.webPushPublicKey = configuration.providerSettings.vapidPublicKey
         self.context.demo = configuration.http.demo
+        self.context.databaseTimeout = configuration.http.databaseTimeout
     }
 
     /// The Hummingbird application, bound to `host:port`.

@@ -16,6 +16,16 @@ public struct DatabaseConfiguration: Sendable {
     /// Active devices per user (`SECUREPUSH_MAX_DEVICES_PER_USER`), written to the database; one more
     /// retires the user's least recently seen device.
     public var maxDevicesPerUser: Int
+    /// Read sync (`SECUREPUSH_READ_SYNC=on|off`, default on): reading a notification sends `clear` pushes to
+    /// the user's other devices that received it, written to the database.
+    public var readSync: Bool
+    /// At most one clear push per device per this window (`SECUREPUSH_READ_SYNC_WINDOW`, default 2 s).
+    public var readSyncWindow: Duration
+
+    /// The settings written to the database.
+    public var deploymentSettings: DeploymentSettings {
+        DeploymentSettings(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser, readSync: readSync, readSyncWindow: readSyncWindow)
+    }
 
     /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
     public init(values: ConfigurationValues, databaseURL: String? = nil, logLevel: Logger.Level? = nil) throws {
@@ -31,6 +41,8 @@ public struct DatabaseConfiguration: Sendable {
         }
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
         self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
+        self.readSync = try values.choice("SECUREPUSH_READ_SYNC", default: "on", allowed: ["on", "off"]) == "on"
+        self.readSyncWindow = try values.duration("SECUREPUSH_READ_SYNC_WINDOW", default: .seconds(2), in: .zero...(.seconds(3600)))
         self.dispatcherStaleAfter = try values.duration(
             "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
     }

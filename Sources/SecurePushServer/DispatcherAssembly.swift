@@ -69,6 +69,7 @@ public struct DispatcherAssembly: Sendable {
             identity: identity,
             stats: stats,
             interval: configuration.heartbeatInterval,
+            circuits: { [breakers = dispatcher.breakers] in breakers.snapshots() },
             logger: logger
         )
     }

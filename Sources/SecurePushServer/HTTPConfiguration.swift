@@ -20,6 +20,10 @@ public struct HTTPConfiguration: Sendable {
     /// (`SECUREPUSH_FETCH_STATS_INTERVAL`).
     public var fetchStatsInterval: Duration
 
+    /// The longest one database call of an API request may take before it answers 503 `unavailable`
+    /// (`SECUREPUSH_API_DB_TIMEOUT`, default 10 s).
+    public var databaseTimeout: Duration
+
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`; off by default).
     public var demo: Bool
 
@@ -29,6 +33,7 @@ public struct HTTPConfiguration: Sendable {
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
         self.limits = try Self.limits(values)
         self.demo = try values.choice("SECUREPUSH_DEMO", default: "off", allowed: ["on", "off"]) == "on"
+        self.databaseTimeout = try values.duration("SECUREPUSH_API_DB_TIMEOUT", default: .seconds(10), in: .milliseconds(100)...(.seconds(120)))
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")

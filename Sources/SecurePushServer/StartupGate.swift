@@ -42,7 +42,6 @@ struct StartupGate {
         guard pending.isEmpty else {
             throw ConfigurationError("the database needs migrations \(pending.joined(separator: ", ")); run `securepush migrate` first")
         }
-        try await SettingsStore.write(
-            defaultTTL: configuration.defaultTTL, maxDevicesPerUser: configuration.maxDevicesPerUser, on: connection, logger: logger)
+        try await SettingsStore.write(configuration.deploymentSettings, on: connection, logger: logger)
     }
 }

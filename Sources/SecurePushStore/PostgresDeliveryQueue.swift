@@ -39,7 +39,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 FROM c, securepush.devices dev
                 WHERE d.id = c.id AND dev.id = d.device_id
                 RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options,
-                          dev.active, d.expires_at, d.priority, d.attempts, dev.user_id
+                          dev.active, d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids
             ),
             badges AS (
                 -- The badge: each recipient's unread count (capped), computed once per user of the batch, only when enabled.
@@ -53,7 +53,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 WHERE \(unreadBadge)
             )
             SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
-                   claimed.active, claimed.expires_at, claimed.priority, claimed.attempts, badges.unread
+                   claimed.active, claimed.expires_at, claimed.priority, claimed.attempts, badges.unread, claimed.clear_ids
             FROM claimed LEFT JOIN badges ON badges.user_id = claimed.user_id
             """
         )
@@ -61,8 +61,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var rejected: [RejectedDelivery] = []
         deliveries.reserveCapacity(limit)
         let decoder = JSONDecoder()
-        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread)
-            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?).self)
+        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs)
+            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?).self)
         {
             guard let platform = Platform(rawValue: platformName) else {
                 rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
@@ -72,7 +72,10 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 rejected.append(RejectedDelivery(id: id, reason: "device options are not a JSON object of strings"))
                 continue
             }
+            // A read-sync clear carries the ids to remove; every other delivery announces its notification.
+            let kind = clearIDs.map { PushKind.clear($0.map(NotificationID.init)) } ?? .notify
             let push = Push(
+                kind: kind,
                 notificationID: NotificationID(notificationID),
                 target: PushTarget(deviceID: deviceID, platform: platform, token: token, options: options),
                 expiresAt: expiresAt,
@@ -129,16 +132,16 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 USING r
                 WHERE r.outcome <> \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
                 RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                          r.answered_ago_us
+                          r.answered_ago_us, d.kind
             ),
             logged AS (
                 INSERT INTO securepush.delivery_log
-                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at)
+                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind)
                 SELECT id, notification_id, device_id, platform, outcome, attempts,
                        CASE WHEN outcome = \(sent) THEN NULLIF(info, '') END,
                        CASE WHEN outcome <> \(sent) THEN NULLIF(info, '') END,
                        created_at,
-                       CASE WHEN outcome = \(sent) THEN now() - answered_ago_us * interval '1 microsecond' END
+                       CASE WHEN outcome = \(sent) THEN now() - answered_ago_us * interval '1 microsecond' END, kind
                 FROM finished
             ),
             dead AS (
@@ -153,11 +156,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             cancelled AS (
                 DELETE FROM securepush.deliveries d
                 WHERE d.device_id IN (SELECT id FROM dead) AND d.state = 'pending'
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at
+                RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
             ),
             cancel_logged AS (
-                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
-                SELECT id, notification_id, device_id, platform, \(cancelled), attempts, 'device token invalid', created_at
+                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+                SELECT id, notification_id, device_id, platform, \(cancelled), attempts, 'device token invalid', created_at, kind
                 FROM cancelled
             )
             SELECT ((SELECT count(*) FROM retried) + (SELECT count(*) FROM finished))::bigint
@@ -165,14 +168,19 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         )
     }
 
-    public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
+    public func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
         guard !deliveryIDs.isEmpty else { return 0 }
+        let delayMilliseconds = max(0, delay.wholeMilliseconds)
         return try await database.count(
             """
             WITH released AS (
                 UPDATE securepush.deliveries
                 SET state = 'pending', attempts = greatest(attempts - 1, 0), lease_token = NULL,
-                    lease_expires_at = NULL, claimed_by = NULL
+                    lease_expires_at = NULL, claimed_by = NULL,
+                    -- Without a delay a released delivery keeps its place in line.
+                    run_at = CASE WHEN \(delayMilliseconds)::bigint > 0
+                                  THEN greatest(run_at, now() + \(delayMilliseconds)::bigint * interval '1 millisecond')
+                                  ELSE run_at END
                 WHERE id = ANY(\(deliveryIDs)::uuid[]) AND lease_token = \(leaseToken)
                 RETURNING id
             )

@@ -12,13 +12,15 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 
-    public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws {
+    public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot]) async throws {
+        let circuitsJSON = String(decoding: try CircuitSnapshot.encoder.encode(circuits), as: UTF8.self)
         try await database.query(
             """
-            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed)
-            VALUES (\(identity.id), \(identity.host), \(identity.pid), \(identity.role), \(identity.version), \(sent), \(failed))
+            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed, circuits)
+            VALUES (\(identity.id), \(identity.host), \(identity.pid), \(identity.role), \(identity.version), \(sent), \(failed),
+                    \(circuitsJSON)::jsonb)
             ON CONFLICT (id) DO UPDATE
-            SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, stopped_at = NULL
+            SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, circuits = EXCLUDED.circuits, stopped_at = NULL
             """
         )
     }
@@ -27,7 +29,7 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
         try await database.query(
             """
             UPDATE securepush.dispatchers
-            SET stopped_at = now(), last_seen_at = now(), sent = \(sent), failed = \(failed)
+            SET stopped_at = now(), last_seen_at = now(), sent = \(sent), failed = \(failed), circuits = '[]'::jsonb
             WHERE id = \(identity.id)
             """
         )

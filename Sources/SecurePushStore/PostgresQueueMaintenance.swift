@@ -43,11 +43,11 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
                     LIMIT 10000
                     FOR UPDATE SKIP LOCKED
                 )
-                RETURNING id, notification_id, device_id, platform, attempts, created_at
+                RETURNING id, notification_id, device_id, platform, attempts, created_at, kind
             ),
             logged AS (
-                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at)
-                SELECT id, notification_id, device_id, platform, \(expired), attempts, 'notification expired', created_at FROM gone
+                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+                SELECT id, notification_id, device_id, platform, \(expired), attempts, 'notification expired', created_at, kind FROM gone
             )
             SELECT count(*)::bigint FROM gone
             """

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Deployment settings the SQL API reads (the default TTL of `securepush.notifications`).
+/// Deployment settings the SQL API reads (the default TTL of `securepush.notifications`, the device cap, read sync).
 public struct SettingsStore: Sendable {
     let database: StoreDatabase
 
@@ -11,23 +11,26 @@ public struct SettingsStore: Sendable {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 
-    /// Writes the settings producers' SQL and the registration function read: the TTL of notifications
-    /// inserted without `expires_at`, and the cap on active devices per user.
-    public func write(defaultTTL: Duration, maxDevicesPerUser: Int) async throws {
-        try await database.query(Self.query(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser))
+    /// Writes the settings the database's SQL reads: the TTL of notifications inserted without
+    /// `expires_at`, the cap on active devices per user, and read sync (on or off, and its window).
+    public func write(_ settings: DeploymentSettings) async throws {
+        try await database.query(Self.query(settings))
     }
 
-    /// `write(defaultTTL:maxDevicesPerUser:)` on one connection (the start-up gate's).
-    public static func write(defaultTTL: Duration, maxDevicesPerUser: Int, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(query(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser), logger: logger)
+    /// `write(_:)` on one connection (the start-up gate's).
+    public static func write(_ settings: DeploymentSettings, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(query(settings), logger: logger)
     }
 
-    static func query(defaultTTL: Duration, maxDevicesPerUser: Int) -> PostgresQuery {
-        let ttl = "\(defaultTTL.wholeMilliseconds / 1000) seconds"
-        let cap = String(maxDevicesPerUser)
+    static func query(_ settings: DeploymentSettings) -> PostgresQuery {
+        let ttl = "\(settings.defaultTTL.wholeMilliseconds / 1000) seconds"
+        let cap = String(settings.maxDevicesPerUser)
+        let readSync = settings.readSync ? "on" : "off"
+        let window = "\(settings.readSyncWindow.wholeMilliseconds) milliseconds"
         return """
             INSERT INTO securepush.settings (key, value)
-            VALUES ('default_ttl', \(ttl)::interval::text), ('max_devices_per_user', \(cap))
+            VALUES ('default_ttl', \(ttl)::interval::text), ('max_devices_per_user', \(cap)), ('read_sync', \(readSync)),
+                   ('read_sync_window', \(window)::interval::text)
             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
             """
     }

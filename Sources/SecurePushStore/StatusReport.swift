@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 
 /// The pipeline's health, as `/status` and `securepush status` show it. Holds no payload, token,
 /// secret or user id.
@@ -48,6 +49,45 @@ public struct StatusReport: Codable, Sendable {
         public var state: String
         public var sent: Int64
         public var failed: Int64
+        /// Its circuit breakers that are not closed, as of its last heartbeat (empty once stopped).
+        public var circuits: [CircuitSnapshot]
+    }
+
+    /// A circuit breaker that is open or half-open in an alive dispatcher.
+    public struct OpenCircuit: Codable, Sendable, Hashable {
+        /// The platform's name.
+        public var platform: String
+        /// The push service host (Web Push, WNS); `null` for a whole platform.
+        public var host: String?
+        /// `open` or `half_open`.
+        public var state: CircuitBreaker.Phase
+        /// When an open breaker lets a probe through; `null` when half-open.
+        public var openUntil: Date?
+        /// The dispatcher's registration id.
+        public var dispatcher: String
+
+        /// Creates an entry.
+        public init(platform: String, host: String?, state: CircuitBreaker.Phase, openUntil: Date?, dispatcher: String) {
+            self.platform = platform
+            self.host = host
+            self.state = state
+            self.openUntil = openUntil
+            self.dispatcher = dispatcher
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case platform, host, state, openUntil, dispatcher
+        }
+
+        /// Encodes every field, `null` included.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(platform, forKey: .platform)
+            try container.encode(host, forKey: .host)
+            try container.encode(state, forKey: .state)
+            try container.encode(openUntil, forKey: .openUntil)
+            try container.encode(dispatcher, forKey: .dispatcher)
+        }
     }
 
     /// Finished deliveries in a window, by outcome.
@@ -108,6 +148,8 @@ public struct StatusReport: Codable, Sendable {
     public var queue: Queue
     public var notifications: Notifications
     public var dispatchers: [Dispatcher]
+    /// Every open or half-open circuit breaker of the alive dispatchers: a provider is failing.
+    public var openCircuits: [OpenCircuit]
     public var lastMinute: Window
     public var lastHour: Window
     /// Per platform with pushes accepted in the last hour: accepted, fetched, fetch ratio, push-to-fetch p50/p99.

@@ -17,12 +17,14 @@ public struct StatusStore: Sendable {
 
     /// Reads the whole report.
     public func report(pendingMigrations: [String]) async throws -> StatusReport {
-        StatusReport(
+        let dispatchers = try await dispatchers()
+        return StatusReport(
             generatedAt: Date(),
             database: .init(reachable: true, migrationsPending: pendingMigrations),
             queue: try await queue(),
             notifications: try await notifications(),
-            dispatchers: try await dispatchers(),
+            dispatchers: dispatchers,
+            openCircuits: Self.openCircuits(of: dispatchers),
             lastMinute: try await window(seconds: 60),
             lastHour: try await window(seconds: 3600),
             fetchLastHour: try await fetchStats(window: .seconds(3600)),
@@ -79,20 +81,23 @@ public struct StatusStore: Sendable {
                    CASE WHEN stopped_at IS NOT NULL THEN 'stopped'
                         WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN 'alive'
                         ELSE 'stale' END,
-                   sent, failed
+                   sent, failed, circuits::text
             FROM securepush.dispatchers
             WHERE stopped_at IS NULL OR stopped_at > now() - interval '1 hour'
             ORDER BY started_at DESC
             """
         )
         var result: [StatusReport.Dispatcher] = []
-        for try await (id, host, pid, role, version, started, seen, state, sent, failed) in rows.decode(
-            (UUID, String, Int32, String, String, Date, Date, String, Int64, Int64).self
+        let decoder = CircuitSnapshot.decoder
+        for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText) in rows.decode(
+            (UUID, String, Int32, String, String, Date, Date, String, Int64, Int64, String).self
         ) {
+            // Written only by heartbeats; a row this build cannot read shows no circuits rather than failing the report.
+            let circuits = (try? decoder.decode([CircuitSnapshot].self, from: Data(circuitsText.utf8))) ?? []
             result.append(
                 .init(
                     id: id.uuidString.lowercased(), host: host, pid: pid, role: role, version: version, startedAt: started, lastHeartbeatAt: seen,
-                    state: state, sent: sent, failed: failed
+                    state: state, sent: sent, failed: failed, circuits: circuits
                 )
             )
         }
@@ -117,6 +122,15 @@ public struct StatusStore: Sendable {
                     pushToFetchP99Seconds: p99))
         }
         return result
+    }
+
+    /// The circuits of the alive dispatchers (a stale one's may be long over), most recently started first.
+    static func openCircuits(of dispatchers: [StatusReport.Dispatcher]) -> [StatusReport.OpenCircuit] {
+        dispatchers.filter { $0.state == "alive" }.flatMap { dispatcher in
+            dispatcher.circuits.map {
+                StatusReport.OpenCircuit(platform: $0.platform, host: $0.host, state: $0.state, openUntil: $0.openUntil, dispatcher: dispatcher.id)
+            }
+        }
     }
 
     private func securityEvents() async throws -> [String: Int64] {

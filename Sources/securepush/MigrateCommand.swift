@@ -15,8 +15,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let migrator = Migrator(migrations: try Migration.bundled())
         let applied = try await DatabaseSession.withClient(configuration, logger: logger) { client in
             let applied = try await migrator.migrate(client: client, logger: logger)
-            try await SettingsStore(client: client, logger: logger)
-                .write(defaultTTL: configuration.defaultTTL, maxDevicesPerUser: configuration.maxDevicesPerUser)
+            try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
             return applied
         }
         if applied.isEmpty {

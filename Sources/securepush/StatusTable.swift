@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// A readable rendering of the status report.
@@ -41,8 +42,31 @@ struct StatusTable {
             lines.append(
                 "  \(pad(dispatcher.state, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed)"
             )
+            for circuit in dispatcher.circuits {
+                lines.append(
+                    "    circuit \(describe(platform: circuit.platform, host: circuit.host, state: circuit.state, openUntil: circuit.openUntil))")
+            }
+        }
+        lines.append("circuits      \(report.openCircuits.isEmpty ? "all closed" : "\(report.openCircuits.count) open or half-open")")
+        for circuit in report.openCircuits {
+            let description = describe(platform: circuit.platform, host: circuit.host, state: circuit.state, openUntil: circuit.openUntil)
+            lines.append("  \(description), dispatcher \(circuit.dispatcher)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `apns open for 2.5 s more` or `webpush push.example.com half-open (probing)`.
+    private func describe(platform: String, host: String?, state: CircuitBreaker.Phase, openUntil: Date?) -> String {
+        let key = host.map { "\(platform) \($0)" } ?? platform
+        switch state {
+        case .open:
+            let left = max(0, openUntil?.timeIntervalSince(Date()) ?? 0)
+            return "\(key) open for \(String(format: "%.1f", left)) s more"
+        case .halfOpen:
+            return "\(key) half-open (probing)"
+        case .closed:
+            return "\(key) closed"
+        }
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

@@ -23,7 +23,7 @@ struct DispatcherLaneTests {
     /// Runs a dispatcher in a service group; `body` gets it and a way to trigger graceful shutdown.
     /// Returns once the dispatcher has stopped.
     static func withDispatcher(
-        queue: InMemoryDeliveryQueue,
+        queue: any DeliveryQueue,
         providers: [any PushProvider],
         configuration: DispatcherConfiguration,
         _ body: @Sendable (Dispatcher, ServiceGroup) async throws -> Void

@@ -11,17 +11,21 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         var runAt = Date.distantPast
         var leaseToken: UUID?
         var outcome: DeliveryOutcome?
+        /// How many times the claim was released unsent, and the last release's delay.
+        var releases = 0
+        var lastReleaseDelay: Duration?
     }
 
     private let rows = Mutex<[UUID: Row]>([:])
     private let order = Mutex<[UUID]>([])
     private let rejectedRows = Mutex<[RejectedDelivery]>([])
+    private let claims = Mutex<[[Platform]]>([])
 
     /// Adds a pending delivery of `platform`; returns its id.
     @discardableResult
-    func add(platform: Platform = .simulated, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
+    func add(platform: Platform = .simulated, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
         let id = UUID()
-        let target = PushTarget(deviceID: UUID(), platform: platform, token: "token-\(id)")
+        let target = PushTarget(deviceID: UUID(), platform: platform, token: token ?? "token-\(id)")
         let push = Push(notificationID: NotificationID(UUID()), target: target, expiresAt: Date().addingTimeInterval(expiresIn), attempt: 0)
         rows.withLock { $0[id] = Row(delivery: ClaimedDelivery(id: id, push: push, deviceActive: deviceActive)) }
         order.withLock { $0.append(id) }
@@ -45,12 +49,16 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         }
     }
 
+    /// The platforms of every claim so far, in order.
+    var claimedPlatforms: [[Platform]] { claims.withLock { $0 } }
+
     /// Rows currently claimed.
     var claimedCount: Int { rows.withLock { $0.values.filter { !$0.pending && $0.outcome == nil }.count } }
 
     func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
         let token = UUID()
         let now = Date()
+        claims.withLock { $0.append(platforms) }
         let ids = order.withLock { $0 }
         let deliveries = rows.withLock { rows -> [ClaimedDelivery] in
             var claimed: [ClaimedDelivery] = []
@@ -92,14 +100,20 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         }
     }
 
-    func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
-        rows.withLock { rows in
+    func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
+        let now = Date()
+        return rows.withLock { rows in
             var released = 0
             for id in deliveryIDs {
                 guard var row = rows[id], row.leaseToken == leaseToken, !row.pending else { continue }
                 row.pending = true
                 row.leaseToken = nil
                 row.delivery.push.attempt -= 1
+                if delay > .zero {
+                    row.runAt = max(row.runAt, now.addingTimeInterval(delay.secondsDouble))
+                }
+                row.releases += 1
+                row.lastReleaseDelay = delay
                 rows[id] = row
                 released += 1
             }

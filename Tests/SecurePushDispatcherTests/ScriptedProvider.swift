@@ -6,6 +6,7 @@ final class ScriptedProvider: PushProvider {
     let platform: Platform
     private let script: @Sendable (Push) async -> PushResult
     private let counts = Mutex<(started: Int, inFlight: Int, maxInFlight: Int)>((0, 0, 0))
+    private let perNotification = Mutex<[NotificationID: Int]>([:])
 
     init(platform: Platform = .simulated, script: @escaping @Sendable (Push) async -> PushResult = { _ in .sent(messageID: nil) }) {
         self.platform = platform
@@ -15,6 +16,8 @@ final class ScriptedProvider: PushProvider {
     var started: Int { counts.withLock { $0.started } }
     var inFlight: Int { counts.withLock { $0.inFlight } }
     var maxInFlight: Int { counts.withLock { $0.maxInFlight } }
+    /// How many sends started for one notification.
+    func sends(of notificationID: NotificationID) -> Int { perNotification.withLock { $0[notificationID] ?? 0 } }
 
     func send(_ push: Push) async -> PushResult {
         counts.withLock {
@@ -22,6 +25,7 @@ final class ScriptedProvider: PushProvider {
             $0.inFlight += 1
             $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
         }
+        perNotification.withLock { $0[push.notificationID, default: 0] += 1 }
         defer { counts.withLock { $0.inFlight -= 1 } }
         return await script(push)
     }

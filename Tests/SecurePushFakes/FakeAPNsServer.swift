@@ -88,7 +88,8 @@ public final class FakeAPNsServer: Sendable {
         state.withLock { $0.behaviors[token.lowercased()] = behavior }
     }
 
-    /// Sets the answer for every token without a scripted behaviour of its own (`nil`: answer normally).
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
         state.withLock { $0.defaultBehavior = behavior }
     }

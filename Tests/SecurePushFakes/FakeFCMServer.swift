@@ -94,14 +94,15 @@ public final class FakeFCMServer: Sendable {
     /// Scripts the answer for a registration token.
     public func script(token: String, _ behavior: Behavior) { state.withLock { $0.behaviors[token] = behavior } }
 
-    /// Sets the answer for every registration token without a scripted behaviour of its own (`nil`: answer normally).
-    public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLock { $0.defaultBehavior = behavior }
-    }
-
     /// Binds a registration token to the project whose app created it: sends through another project are
     /// answered 403 SENDER_ID_MISMATCH, as Google does.
     public func bind(token: String, toProject projectID: String) { state.withLock { $0.projectOfRegistration[token] = projectID } }
+
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
+    public func setDefaultBehavior(_ behavior: Behavior?) {
+        state.withLock { $0.defaultBehavior = behavior }
+    }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
     public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }

@@ -76,7 +76,8 @@ public final class FakeWNSServer: Sendable {
         state.withLock { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
     }
 
-    /// Sets the answer for every channel without a scripted behaviour of its own (`nil`: answer normally).
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
         state.withLock { $0.defaultBehavior = behavior }
     }

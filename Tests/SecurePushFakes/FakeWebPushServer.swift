@@ -85,7 +85,8 @@ public final class FakeWebPushServer: Sendable {
         state.withLock { $0.behaviors[Self.path(of: subscription.endpoint)] = behavior }
     }
 
-    /// Sets the answer for every subscription without a scripted behaviour of its own (`nil`: answer normally).
+    /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
+    /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
         state.withLock { $0.defaultBehavior = behavior }
     }

@@ -1,4 +1,6 @@
 import Foundation
+import SecurePushCore
+import SecurePushStore
 import SecurePushTestSupport
 import Testing
 
@@ -130,6 +132,23 @@ struct CommandTests {
             #expect(table.status == 0)
             #expect(table.output.contains("schema up to date"), "\(table.output)")
             #expect(table.output.contains("1 pending"))
+            #expect(table.output.contains("circuits      all closed"), "\(table.output)")
+
+            // A dispatcher whose APNs breaker is open: the table and the JSON show it.
+            let identity = DispatcherIdentity(id: UUID(), host: "worker-1", pid: 42, role: "dispatcher", version: "test")
+            try await PostgresDispatcherRegistry(client: db.client, logger: db.logger).heartbeat(
+                identity, sent: 0, failed: 0,
+                circuits: [CircuitSnapshot(platform: "apns", host: nil, state: .open, openUntil: Date().addingTimeInterval(30))])
+            let open = try await Self.run(["status"], environment: environment)
+            #expect(open.output.contains("circuits      1 open or half-open"), "\(open.output)")
+            #expect(open.output.contains("circuit apns open for "), "\(open.output)")
+            #expect(open.output.contains("dispatcher \(identity.id.uuidString.lowercased())"), "\(open.output)")
+            let openJSON = try await Self.run(["status", "--json"], environment: environment)
+            let openStart = try #require(openJSON.output.firstIndex(of: "{"))
+            let openReport = try #require(try JSONSerialization.jsonObject(with: Data(openJSON.output[openStart...].utf8)) as? [String: Any])
+            let circuits = try #require(openReport["open_circuits"] as? [[String: Any]])
+            #expect(circuits.count == 1)
+            #expect(circuits.first?["platform"] as? String == "apns" && circuits.first?["state"] as? String == "open")
         }
     }
 }

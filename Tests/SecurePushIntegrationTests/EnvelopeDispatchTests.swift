@@ -81,9 +81,30 @@ struct EnvelopeDispatchTests {
                                     #expect(!text.contains("Payment received"), "\(platform) carried a payload")
                                     #expect(ids.contains { text.contains($0) }, "\(platform) carries the id")
                                 }
+
+                                // Read sync: the simulated device reads all eight; every other device gets one clear naming them.
+                                try await db.execute("UPDATE securepush.settings SET value = '0 seconds' WHERE key = 'read_sync_window'")
+                                let reader: UUID = try await db.scalar("SELECT id FROM securepush.devices WHERE token = 'ivy-simulated'")
+                                try await db.execute(
+                                    "INSERT INTO securepush.fetches (notification_id, device_id) SELECT id, \(reader) FROM securepush.notifications")
+                                try await db.execute("UPDATE securepush.notifications SET read_at = now() WHERE user_id = 'ivy'")
+                                try await db.eventually("5 clears", timeout: .seconds(30)) {
+                                    apns.delivered.count == 18 && fcm.delivered.count == 9 && webPush.deliveries.count == 9
+                                        && wns.delivered.count == 9
+                                }
+                                var clears = apns.delivered.suffix(2).map { ("apns", text($0)) }
+                                clears += [("fcm", text(fcm.delivered[8])), ("wns", text(wns.delivered[8]))]
+                                clears.append(("webpush", text(webPush.deliveries[8].request, body: webPush.deliveries[8].plaintext)))
+                                for (platform, text) in clears {
+                                    for marker in payloadMarkers { #expect(!text.contains(marker), "\(platform) clear carried a payload") }
+                                    #expect(text.contains("secureClear") || text.contains("clear:"), "\(platform): \(text)")
+                                    #expect(ids.allSatisfy { text.contains($0) }, "\(platform) clear names every read notification")
+                                }
+                                #expect(harness.pushes.count == 8, "the reader gets no clear")
                             }
                             let types = apns.delivered.compactMap { $0.header("apns-push-type") }
-                            #expect(types.filter { $0 == "alert" }.count == 8 && types.filter { $0 == "background" }.count == 8)
+                            // 8 alerts and 8 silent pushes, then the 2 clears (background).
+                            #expect(types.filter { $0 == "alert" }.count == 8 && types.filter { $0 == "background" }.count == 10)
                         }
                     }
                 }

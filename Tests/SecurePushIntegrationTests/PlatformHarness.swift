@@ -38,6 +38,7 @@ func withPlatformDispatcher(
     _ db: TestDatabase,
     platforms: String,
     settings: [String: String],
+    dispatcher: DispatcherConfiguration = platformTestConfiguration,
     logs: CapturedLogs? = nil,
     _ body: @Sendable (DispatcherHarness) async throws -> Void
 ) async throws {
@@ -51,7 +52,7 @@ func withPlatformDispatcher(
         let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: db.logger)
         let harness = try DispatcherHarness(
             database: db,
-            configuration: platformTestConfiguration,
+            configuration: dispatcher,
             extraProviders: providers.filter { $0.platform != .simulated },
             logs: logs
         )

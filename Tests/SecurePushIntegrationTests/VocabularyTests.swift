@@ -51,7 +51,8 @@ struct VocabularyTests {
     func validateDevice() async throws {
         try await TestDatabase.with { db in
             let source: String = try await db.scalar(
-                "SELECT pg_get_functiondef('securepush.validate_device(text, text, jsonb)'::regprocedure)")
+                // Since 006, validate_device checks the WNS app option and hands the rest to validate_device_options.
+                "SELECT pg_get_functiondef('securepush.validate_device_options(text, text, jsonb)'::regprocedure)")
             // `IF platform IS NULL OR platform NOT IN ('apns', ...) THEN RAISE ... 'platform must be one of apns, ...'`
             let check = try #require(source.range(of: "platform NOT IN (")).upperBound
             let list = source[check...].prefix { $0 != ")" }

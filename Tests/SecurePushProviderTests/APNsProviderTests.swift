@@ -75,6 +75,8 @@ struct APNsProviderTests {
         var reason: String
         var expected: String
         var retryAfter: String? = nil
+        /// For retries: whether it counts against the APNs circuit breaker.
+        var scope: FailureScope? = nil
         var testDescription: String { "\(status) \(reason) → \(expected)" }
     }
 
@@ -92,7 +94,7 @@ struct APNsProviderTests {
         ErrorRow(status: 400, reason: "MissingTopic", expected: "failed"),
         ErrorRow(status: 400, reason: "PayloadEmpty", expected: "failed"),
         ErrorRow(status: 400, reason: "TopicDisallowed", expected: "failed"),
-        ErrorRow(status: 400, reason: "IdleTimeout", expected: "retry"),
+        ErrorRow(status: 400, reason: "IdleTimeout", expected: "retry", scope: .device),
         ErrorRow(status: 403, reason: "BadCertificate", expected: "failed"),
         ErrorRow(status: 403, reason: "BadCertificateEnvironment", expected: "failed"),
         ErrorRow(status: 403, reason: "Forbidden", expected: "failed"),
@@ -103,12 +105,13 @@ struct APNsProviderTests {
         ErrorRow(status: 410, reason: "Unregistered", expected: "tokenInvalid"),
         ErrorRow(status: 410, reason: "ExpiredToken", expected: "tokenInvalid"),
         ErrorRow(status: 413, reason: "PayloadTooLarge", expected: "failed"),
-        ErrorRow(status: 429, reason: "TooManyRequests", expected: "retry"),
-        ErrorRow(status: 429, reason: "TooManyRequests", expected: "retry", retryAfter: "7"),
-        ErrorRow(status: 429, reason: "TooManyProviderTokenUpdates", expected: "retry"),
-        ErrorRow(status: 500, reason: "InternalServerError", expected: "retry"),
-        ErrorRow(status: 503, reason: "ServiceUnavailable", expected: "retry"),
-        ErrorRow(status: 503, reason: "Shutdown", expected: "retry", retryAfter: "30"),
+        // TooManyRequests is a per-device rate: it says nothing about APNs as a whole.
+        ErrorRow(status: 429, reason: "TooManyRequests", expected: "retry", scope: .device),
+        ErrorRow(status: 429, reason: "TooManyRequests", expected: "retry", retryAfter: "7", scope: .device),
+        ErrorRow(status: 429, reason: "TooManyProviderTokenUpdates", expected: "retry", scope: .provider),
+        ErrorRow(status: 500, reason: "InternalServerError", expected: "retry", scope: .provider),
+        ErrorRow(status: 503, reason: "ServiceUnavailable", expected: "retry", scope: .provider),
+        ErrorRow(status: 503, reason: "Shutdown", expected: "retry", retryAfter: "30", scope: .provider),
     ]
 
     @Test("every APNs error row maps to the right result", arguments: errorRows)
@@ -120,6 +123,7 @@ struct APNsProviderTests {
             #expect(result.kind == row.expected)
             #expect(result.reason == "APNs \(row.status) \(row.reason)")
             #expect(result.retryAfter == row.retryAfter.flatMap(Int.init).map { .seconds($0) })
+            #expect(result.scope == row.scope)
             #expect(!result.reason.contains(token))
             #expect(fixture.fake.requests.count == 1)
         }
@@ -186,7 +190,7 @@ struct APNsProviderTests {
                 others.append(await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken())))
             }
             let result = await stalledResult
-            #expect(result == .retry(after: nil, reason: "APNs request timed out"))
+            #expect(result == .retry(after: nil, reason: "APNs request timed out", scope: .provider))
             #expect(others.allSatisfy { $0.kind == "sent" })
             let stalledRequest = try #require(fixture.fake.requests.first { $0.path.hasSuffix(stalled) })
             #expect(fixture.fake.delivered.allSatisfy { $0.connectionID == stalledRequest.connectionID })
@@ -216,7 +220,7 @@ struct APNsProviderTests {
             }
             #expect(results.allSatisfy { $0.kind == "sent" })
             #expect(fixture.fake.delivered.count == 20)
-            #expect(await stalledResult == .retry(after: nil, reason: "APNs request timed out"))
+            #expect(await stalledResult == .retry(after: nil, reason: "APNs request timed out", scope: .provider))
             #expect(fixture.fake.server.acceptedConnections == 1)
         }
     }

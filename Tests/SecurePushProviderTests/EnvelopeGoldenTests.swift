@@ -142,6 +142,69 @@ struct EnvelopeGoldenTests {
         }
     }
 
+    /// A read-sync clear of the push's own notification and an older one (`{id}` and `{older}`).
+    static func clear(_ push: Push) -> (Push, older: NotificationID) {
+        var clear = push
+        let older = NotificationID(UUID())
+        clear.kind = .clear([push.notificationID, older])
+        return (clear, older)
+    }
+
+    @Test("clears (read sync): APNs background push with secureClear and the badge, no collapse id")
+    func apnsClear() async throws {
+        try await APNsFixture.with { fixture in
+            let (push, older) = Self.clear(Self.push(token: TestSupport.randomHexToken(), platform: .apns))
+            #expect(await fixture.provider.send(push).kind == "sent")
+            let request = try #require(fixture.fake.delivered.first)
+            var values = Self.values(push)
+            values["older"] = older.description
+            values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
+            try GoldenEnvelope(name: "apns-clear").expect(request, values: values)
+        }
+    }
+
+    @Test("clears (read sync): FCM normal priority, secureClear comma-separated, the apns block a background push")
+    func fcmClear() async throws {
+        try await FCMFixture.with { fixture in
+            let (push, older) = Self.clear(Self.push(token: "fcm-token-" + UUID().uuidString.lowercased(), platform: .fcm))
+            #expect(await fixture.provider.send(push).kind == "sent")
+            let request = try #require(fixture.fake.delivered.first)
+            var values = try Self.fcmValues(push, request)
+            values["older"] = older.description
+            try GoldenEnvelope(name: "fcm-clear").expect(request, values: values)
+        }
+    }
+
+    @Test("clears (read sync): Web Push plain {secureClear}, Urgency low, no topic")
+    func webPushClear() async throws {
+        try await WebPushFixture.with { fixture in
+            let subscription = fixture.fake.subscribe()
+            let (push, older) = Self.clear(fixture.push(subscription))
+            #expect(await fixture.provider.send(push).kind == "sent", "rejections: \(fixture.fake.rejections)")
+            let delivery = try #require(fixture.fake.deliveries.first)
+            var values = Self.values(push, ttl: try Self.checkedTTL(delivery.request.header("ttl")))
+            values["older"] = older.description
+            values["endpoint"] = delivery.request.path
+            values["jwt"] = delivery.vapidJWT
+            values["vapid-key"] = delivery.vapidKey
+            try GoldenEnvelope(name: "webpush-clear").expect(delivery.request, body: delivery.plaintext, values: values)
+        }
+    }
+
+    @Test("clears (read sync): WNS raw, body clear: and the ids")
+    func wnsClear() async throws {
+        try await WNSFixture.with { fixture in
+            let (push, older) = Self.clear(Self.push(token: fixture.fake.makeChannelURI(), platform: .wns))
+            #expect(await fixture.provider.send(push).kind == "sent")
+            let request = try #require(fixture.fake.delivered.first)
+            var values = Self.values(push, ttl: try Self.checkedTTL(request.header("x-wns-ttl")))
+            values["older"] = older.description
+            values["channel"] = request.path
+            values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
+            try GoldenEnvelope(name: "wns-clear").expect(request, values: values)
+        }
+    }
+
     @Test("the largest configurable text still fits every platform's 4 KiB")
     func worstCaseSize() throws {
         let longest = String(repeating: "\"", count: GenericAlert.maxBytes)

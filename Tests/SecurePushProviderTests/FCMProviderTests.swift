@@ -129,6 +129,8 @@ struct FCMProviderTests {
         var retryAfter: String? = nil
         var expectedAfter: Duration? = nil
         var fieldViolation: String? = nil
+        /// For retries: whether it counts against the FCM circuit breaker.
+        var scope: FailureScope? = nil
         var testDescription: String { "\(status) \(errorCode ?? "-") \(message) → \(expected)" }
     }
 
@@ -140,15 +142,19 @@ struct FCMProviderTests {
         ErrorRow(status: 400, errorCode: "INVALID_ARGUMENT", expected: "tokenInvalid", message: "Invalid value", fieldViolation: "message.token"),
         ErrorRow(status: 400, errorCode: "INVALID_ARGUMENT", expected: "failed", message: "Invalid value at 'message.data'"),
         ErrorRow(status: 403, errorCode: "SENDER_ID_MISMATCH", expected: "tokenInvalid", message: "SenderId mismatch"),
-        ErrorRow(status: 429, errorCode: "QUOTA_EXCEEDED", expected: "retry", expectedAfter: .seconds(60)),
-        ErrorRow(status: 429, errorCode: "QUOTA_EXCEEDED", expected: "retry", retryAfter: "120", expectedAfter: .seconds(120)),
-        ErrorRow(status: 503, errorCode: "UNAVAILABLE", expected: "retry"),
-        ErrorRow(status: 503, errorCode: "UNAVAILABLE", expected: "retry", retryAfter: "15", expectedAfter: .seconds(15)),
-        ErrorRow(status: 500, errorCode: "INTERNAL", expected: "retry"),
+        ErrorRow(status: 429, errorCode: "QUOTA_EXCEEDED", expected: "retry", expectedAfter: .seconds(60), scope: .provider),
+        ErrorRow(status: 429, errorCode: "QUOTA_EXCEEDED", expected: "retry", retryAfter: "120", expectedAfter: .seconds(120), scope: .provider),
+        // One device's (or topic's) message rate is not the project's quota.
+        ErrorRow(
+            status: 429, errorCode: "QUOTA_EXCEEDED", expected: "retry", message: "Device message rate exceeded.", expectedAfter: .seconds(60),
+            scope: .device),
+        ErrorRow(status: 503, errorCode: "UNAVAILABLE", expected: "retry", scope: .provider),
+        ErrorRow(status: 503, errorCode: "UNAVAILABLE", expected: "retry", retryAfter: "15", expectedAfter: .seconds(15), scope: .provider),
+        ErrorRow(status: 500, errorCode: "INTERNAL", expected: "retry", scope: .provider),
         ErrorRow(status: 401, errorCode: "THIRD_PARTY_AUTH_ERROR", expected: "failed"),
         // The status text says NOT_FOUND but the errorCode decides.
         ErrorRow(status: 404, errorCode: nil, expected: "failed"),
-        ErrorRow(status: 502, errorCode: nil, expected: "retry"),
+        ErrorRow(status: 502, errorCode: nil, expected: "retry", scope: .provider),
     ]
 
     @Test("every FCM error row maps to the right result", arguments: rows)
@@ -163,6 +169,7 @@ struct FCMProviderTests {
             let result = await fixture.provider.send(TestSupport.push(token: token, platform: .fcm))
             #expect(result.kind == row.expected)
             #expect(result.retryAfter == row.expectedAfter)
+            #expect(result.scope == row.scope)
             #expect(result.reason.hasPrefix("FCM \(row.status)"))
             #expect(!result.reason.contains(token))
         }
@@ -175,7 +182,8 @@ struct FCMProviderTests {
             #expect(await fixture.provider.send(TestSupport.push(token: "fast", platform: .fcm)).kind == "sent")
             fixture.fake.script(token: "slow", .stall)
             #expect(
-                await fixture.provider.send(TestSupport.push(token: "slow", platform: .fcm)) == .retry(after: nil, reason: "FCM request timed out"))
+                await fixture.provider.send(TestSupport.push(token: "slow", platform: .fcm))
+                    == .retry(after: nil, reason: "FCM request timed out", scope: .provider))
         }
     }
 

@@ -121,12 +121,18 @@ extension PushResult {
     var reason: String {
         switch self {
         case .sent(let id): id ?? ""
-        case .retry(_, let reason), .tokenInvalid(let reason), .failed(let reason): reason
+        case .retry(_, let reason, _), .tokenInvalid(let reason), .failed(let reason): reason
         }
     }
 
     var retryAfter: Duration? {
-        if case .retry(let after, _) = self { return after }
+        if case .retry(let after, _, _) = self { return after }
+        return nil
+    }
+
+    /// Whose failure a retry is; `nil` for other results.
+    var scope: FailureScope? {
+        if case .retry(_, _, let scope) = self { return scope }
         return nil
     }
 }

@@ -81,6 +81,8 @@ struct WNSProviderTests {
         var retryAfter: String? = nil
         var expected: String
         var after: Duration? = nil
+        /// For retries: whether it counts against the host's circuit breaker.
+        var scope: FailureScope? = nil
         var testDescription: String { "\(status) → \(expected)" }
     }
 
@@ -88,12 +90,12 @@ struct WNSProviderTests {
         Row(status: 403, expected: "failed"),
         Row(status: 404, expected: "tokenInvalid"),
         Row(status: 410, expected: "tokenInvalid"),
-        Row(status: 406, expected: "retry", after: .seconds(60)),
-        Row(status: 406, retryAfter: "90", expected: "retry", after: .seconds(90)),
+        Row(status: 406, expected: "retry", after: .seconds(60), scope: .provider),
+        Row(status: 406, retryAfter: "90", expected: "retry", after: .seconds(90), scope: .provider),
         Row(status: 413, expected: "failed"),
         Row(status: 400, expected: "failed"),
-        Row(status: 500, expected: "retry"),
-        Row(status: 503, retryAfter: "10", expected: "retry", after: .seconds(10)),
+        Row(status: 500, expected: "retry", scope: .provider),
+        Row(status: 503, retryAfter: "10", expected: "retry", after: .seconds(10), scope: .provider),
     ]
 
     @Test("WNS answers map to the right result", arguments: rows)
@@ -104,6 +106,7 @@ struct WNSProviderTests {
             let result = await fixture.provider.send(TestSupport.push(token: channel, platform: .wns))
             #expect(result.kind == row.expected)
             #expect(result.retryAfter == row.after)
+            #expect(result.scope == row.scope)
         }
     }
 
@@ -115,7 +118,8 @@ struct WNSProviderTests {
             let channel = fixture.fake.makeChannelURI()
             fixture.fake.script(channel: channel, .stall)
             #expect(
-                await fixture.provider.send(TestSupport.push(token: channel, platform: .wns)) == .retry(after: nil, reason: "WNS request timed out"))
+                await fixture.provider.send(TestSupport.push(token: channel, platform: .wns))
+                    == .retry(after: nil, reason: "WNS request timed out", scope: .provider))
         }
     }
 

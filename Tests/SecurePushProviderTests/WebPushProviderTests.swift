@@ -89,6 +89,8 @@ struct WebPushProviderTests {
         var behavior: FakeWebPushServer.Behavior
         var expected: String
         var after: Duration? = nil
+        /// For retries: whether it counts against the host's circuit breaker.
+        var scope: FailureScope? = nil
         var testDescription: String { "\(behavior) → \(expected)" }
     }
 
@@ -96,10 +98,10 @@ struct WebPushProviderTests {
         Row(behavior: .reject(status: 404), expected: "tokenInvalid"),
         Row(behavior: .reject(status: 410), expected: "tokenInvalid"),
         Row(behavior: .reject(status: 413), expected: "failed"),
-        Row(behavior: .reject(status: 429, retryAfter: "42"), expected: "retry", after: .seconds(42)),
-        Row(behavior: .reject(status: 429), expected: "retry"),
-        Row(behavior: .reject(status: 500), expected: "retry"),
-        Row(behavior: .reject(status: 503, retryAfter: "5"), expected: "retry", after: .seconds(5)),
+        Row(behavior: .reject(status: 429, retryAfter: "42"), expected: "retry", after: .seconds(42), scope: .provider),
+        Row(behavior: .reject(status: 429), expected: "retry", scope: .provider),
+        Row(behavior: .reject(status: 500), expected: "retry", scope: .provider),
+        Row(behavior: .reject(status: 503, retryAfter: "5"), expected: "retry", after: .seconds(5), scope: .provider),
         Row(behavior: .reject(status: 400), expected: "failed"),
         Row(behavior: .reject(status: 403), expected: "failed"),
     ]
@@ -112,6 +114,7 @@ struct WebPushProviderTests {
             let result = await fixture.provider.send(fixture.push(subscription))
             #expect(result.kind == row.expected)
             #expect(result.retryAfter == row.after)
+            #expect(result.scope == row.scope)
             #expect(!result.reason.contains(subscription.endpoint))
         }
     }
@@ -155,7 +158,8 @@ struct WebPushProviderTests {
             #expect(await fixture.provider.send(fixture.push(fixture.fake.subscribe())).kind == "sent")
             let subscription = fixture.fake.subscribe()
             fixture.fake.script(subscription, .stall)
-            #expect(await fixture.provider.send(fixture.push(subscription)) == .retry(after: nil, reason: "Web Push request timed out"))
+            #expect(
+                await fixture.provider.send(fixture.push(subscription)) == .retry(after: nil, reason: "Web Push request timed out", scope: .provider))
         }
     }
 }

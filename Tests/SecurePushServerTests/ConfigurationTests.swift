@@ -34,6 +34,28 @@ struct ConfigurationTests {
         #expect(configuration.dispatcher.pollInterval == .seconds(1))
         #expect(configuration.defaultTTL == .seconds(7 * 86_400))
         #expect(configuration.http.port == 8080)
+        #expect(configuration.http.databaseTimeout == .seconds(10))
+        #expect(try load(["SECUREPUSH_API_DB_TIMEOUT": "750ms"]).http.databaseTimeout == .milliseconds(750))
+        #expect(message(["SECUREPUSH_API_DB_TIMEOUT": "10m"])?.contains("SECUREPUSH_API_DB_TIMEOUT") == true)
+    }
+
+    @Test("circuit breakers: documented defaults, settable, checked")
+    func circuitBreaker() throws {
+        let defaults = try load([:]).dispatcher.circuitBreaker
+        #expect(defaults == CircuitBreakerPolicy())
+        #expect(defaults.enabled && defaults.consecutiveFailures == 5 && defaults.failureRatio == 0.5 && defaults.minimumResults == 20)
+        #expect(defaults.window == .seconds(10) && defaults.openDuration == .seconds(1) && defaults.maxOpenDuration == .seconds(60))
+        let set = try load([
+            "SECUREPUSH_CIRCUIT_BREAKER": "off", "SECUREPUSH_CIRCUIT_FAILURES": "10", "SECUREPUSH_CIRCUIT_OPEN": "250ms",
+            "SECUREPUSH_CIRCUIT_MAX_OPEN": "5m",
+        ]).dispatcher.circuitBreaker
+        #expect(!set.enabled && set.consecutiveFailures == 10 && set.openDuration == .milliseconds(250) && set.maxOpenDuration == .seconds(300))
+        #expect(message(["SECUREPUSH_CIRCUIT_BREAKER": "maybe"])?.contains("SECUREPUSH_CIRCUIT_BREAKER must be one of on, off") == true)
+        #expect(message(["SECUREPUSH_CIRCUIT_FAILURES": "0"])?.contains("SECUREPUSH_CIRCUIT_FAILURES") == true)
+        #expect(
+            message(["SECUREPUSH_CIRCUIT_OPEN": "2m", "SECUREPUSH_CIRCUIT_MAX_OPEN": "1m"])?.contains(
+                "SECUREPUSH_CIRCUIT_MAX_OPEN must not be shorter")
+                == true)
     }
 
     @Test("a bad value is a clear error naming the variable, never echoing the password")

@@ -74,7 +74,7 @@ public struct APNsProvider: PushProvider {
             },
             attempt: { jwt in await execute(wire, baseURL: baseURL, app: app, jwt: jwt, logger: logger) },
             invalidate: { tokens.invalidate($0, for: app) },
-            stillRefused: .retry(after: nil, reason: "APNs 403 ExpiredProviderToken"),
+            stillRefused: .retry(after: nil, reason: "APNs 403 ExpiredProviderToken", scope: .device),
             renewing: { logger.notice("APNs rejected the provider token as expired; renewing it") }
         )
     }

@@ -2,6 +2,9 @@ import SecurePushCore
 
 /// Maps an APNs answer (status, `reason`, `Retry-After`) onto a `PushResult`, following Apple's
 /// error table. `ExpiredProviderToken` is reported separately: the provider renews its JWT and retries.
+/// 5xx and 429 `TooManyProviderTokenUpdates` (a throttle on the whole team) are the provider's trouble and
+/// count against the APNs circuit breaker; 429 `TooManyRequests` is a per-device rate and `IdleTimeout`
+/// a connection's, so neither does.
 enum APNsResponseClassifier {
     /// 400 reasons that are our bug or configuration: permanent, never retried.
     static let permanentBadRequestReasons: Set<String> = [
@@ -20,7 +23,7 @@ enum APNsResponseClassifier {
             case "BadDeviceToken", "DeviceTokenNotForTopic":
                 return .result(.tokenInvalid(reason: label))
             case "IdleTimeout":
-                return .result(.retry(after: nil, reason: label))
+                return .result(.retry(after: nil, reason: label, scope: .device))
             default:
                 // Listed and unlisted 400 reasons alike: the request itself is wrong.
                 return .result(.failed(reason: label))
@@ -33,12 +36,13 @@ enum APNsResponseClassifier {
         case 410:
             return .result(.tokenInvalid(reason: label))
         case 429:
-            return .result(.retry(after: retryAfter, reason: label))
+            let scope: FailureScope = reason == "TooManyProviderTokenUpdates" ? .provider : .device
+            return .result(.retry(after: retryAfter, reason: label, scope: scope))
         case 500...599:
-            return .result(.retry(after: retryAfter, reason: label))
+            return .result(.retry(after: retryAfter, reason: label, scope: .provider))
         default:
             // An answer outside Apple's table: a 4xx will not get better by itself, anything else might.
-            return .result(status < 500 ? .failed(reason: label) : .retry(after: retryAfter, reason: label))
+            return .result(status < 500 ? .failed(reason: label) : .retry(after: retryAfter, reason: label, scope: .provider))
         }
     }
 

@@ -10,6 +10,10 @@ import SecurePushCore
 ///
 /// Both carry `apns-expiration` (the notification's expiry) and `apns-collapse-id` (the id, so a resend
 /// replaces the earlier copy).
+///
+/// A clear (read sync) is always a background push whatever the style: `{"aps":{"content-available":1
+/// [,"badge":n]},"secureClear":[ids]}`, `apns-push-type: background`, priority 5, no collapse id (a later
+/// clear must not replace an undelivered one).
 public struct APNsEnvelope: EnvelopeProfile {
     /// The generic text and the style for devices without a `push_style` option.
     public var settings: EnvelopeSettings
@@ -48,6 +52,11 @@ public struct APNsEnvelope: EnvelopeProfile {
                 WireHeader("apns-push-type", type), WireHeader("apns-priority", priority),
                 WireHeader("apns-expiration", String(push.expirationEpochSeconds)), WireHeader("apns-collapse-id", id),
             ]
+        case .clear:
+            return [
+                WireHeader("apns-push-type", "background"), WireHeader("apns-priority", "5"),
+                WireHeader("apns-expiration", String(push.expirationEpochSeconds)),
+            ]
         }
     }
 
@@ -67,11 +76,20 @@ public struct APNsEnvelope: EnvelopeProfile {
                 if let badge = push.badge { aps["badge"] = .int(badge) }
                 return .object(aps)
             }
+        case .clear:
+            var aps: [String: EnvelopeJSON] = ["content-available": .int(1)]
+            if let badge = push.badge { aps["badge"] = .int(badge) }
+            return .object(aps)
         }
     }
 
-    /// The whole body: `aps` and `secureId`.
+    /// The whole body: `aps` and `secureId` (a clear: `secureClear`, the ids to remove).
     func payload(for push: Push, style: PushStyle) -> EnvelopeJSON {
-        .object(["aps": aps(for: push, style: style), "secureId": .string(push.notificationID.description)])
+        switch push.kind {
+        case .notify:
+            return .object(["aps": aps(for: push, style: style), "secureId": .string(push.notificationID.description)])
+        case .clear(let ids):
+            return .object(["aps": aps(for: push, style: style), "secureClear": .array(ids.map { .string($0.description) })])
+        }
     }
 }

@@ -8,6 +8,7 @@ enum EnvelopeJSON: Sendable, Hashable {
     case int(Int)
     case bool(Bool)
     case object([String: EnvelopeJSON])
+    case array([EnvelopeJSON])
 
     /// The UTF-8 bytes.
     var data: Data {
@@ -33,6 +34,13 @@ enum EnvelopeJSON: Sendable, Hashable {
                 members[key]!.write(into: &text)
             }
             text += "}"
+        case .array(let elements):
+            text += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { text += "," }
+                element.write(into: &text)
+            }
+            text += "]"
         }
     }
 

@@ -9,6 +9,9 @@ import SecurePushCore
 ///
 /// `POST /v1/projects/<project>/messages:send`; the project is the device's `project` option, else the
 /// first configured service account's.
+///
+/// A clear (read sync) is a normal-priority data message: `data` holds `secureClear` (the ids, comma-separated:
+/// FCM data values are strings) and the badge, and the `apns` block is a background push.
 public struct FCMEnvelope: EnvelopeProfile {
     /// The generic text and the style of the `apns` block.
     public var settings: EnvelopeSettings
@@ -37,29 +40,33 @@ public struct FCMEnvelope: EnvelopeProfile {
     /// The `{"message": ...}` body.
     func message(for push: Push, now: Date) -> EnvelopeJSON {
         let id = push.notificationID.description
+        var data: [String: EnvelopeJSON]
+        var android: [String: EnvelopeJSON] = ["ttl": .string("\(push.secondsToLive(now: now))s")]
         switch push.kind {
         case .notify:
             let alert = settings.alert
-            var data: [String: EnvelopeJSON] = ["secureId": .string(id), "title": .string(alert.title), "body": .string(alert.body)]
+            data = ["secureId": .string(id), "title": .string(alert.title), "body": .string(alert.body)]
             if let key = alert.titleLocKey { data["title_loc_key"] = .string(key) }
             if let key = alert.bodyLocKey { data["body_loc_key"] = .string(key) }
-            if let badge = push.badge { data["badge"] = .string(String(badge)) }
-            let android: [String: EnvelopeJSON] = [
-                "priority": .string("high"), "ttl": .string("\(push.secondsToLive(now: now))s"), "collapse_key": .string(id),
-            ]
-            let apnsProfile = APNsEnvelope(settings: settings)
-            let style = apnsProfile.style(for: push)
-            var apnsHeaders: [String: EnvelopeJSON] = [:]
-            for header in apnsProfile.apnsHeaders(for: push, style: style) { apnsHeaders[header.name] = .string(header.value) }
-            // FCM delivers `data` as top-level keys of the APNs payload, so `secureId` reaches iOS at the same place.
-            let apns: [String: EnvelopeJSON] = [
-                "headers": .object(apnsHeaders), "payload": .object(["aps": apnsProfile.aps(for: push, style: style)]),
-            ]
-            return .object([
-                "message": .object([
-                    "token": .string(push.target.token), "data": .object(data), "android": .object(android), "apns": .object(apns),
-                ])
-            ])
+            android["priority"] = .string("high")
+            android["collapse_key"] = .string(id)
+        case .clear(let ids):
+            data = ["secureClear": .string(ids.map(\.description).joined(separator: ","))]
+            android["priority"] = .string("normal")
         }
+        if let badge = push.badge { data["badge"] = .string(String(badge)) }
+        let apnsProfile = APNsEnvelope(settings: settings)
+        let style = apnsProfile.style(for: push)
+        var apnsHeaders: [String: EnvelopeJSON] = [:]
+        for header in apnsProfile.apnsHeaders(for: push, style: style) { apnsHeaders[header.name] = .string(header.value) }
+        // FCM delivers `data` as top-level keys of the APNs payload, so `secureId` reaches iOS at the same place.
+        let apns: [String: EnvelopeJSON] = [
+            "headers": .object(apnsHeaders), "payload": .object(["aps": apnsProfile.aps(for: push, style: style)]),
+        ]
+        return .object([
+            "message": .object([
+                "token": .string(push.target.token), "data": .object(data), "android": .object(android), "apns": .object(apns),
+            ])
+        ])
     }
 }

@@ -8,7 +8,7 @@ import SecurePushCore
 /// "tag","title"},"web_push":8030}`: Safari 18.4+ shows the generic notification without a service worker
 /// (tapping it opens `navigate`), and because it is `mutable` a service worker may fetch the notification
 /// and show it instead; browsers without declarative support hand the same JSON to the service worker's
-/// `push` event.
+/// `push` event. A clear (read sync) is the plain message `{"secureClear":[ids]}` with `Urgency: low`.
 public struct WebPushEnvelope: EnvelopeProfile {
     /// The generic text.
     public var settings: EnvelopeSettings
@@ -24,13 +24,15 @@ public struct WebPushEnvelope: EnvelopeProfile {
     /// The request before encryption: the endpoint, the headers and the plaintext. The provider encrypts the
     /// body and adds `Content-Encoding: aes128gcm` and the VAPID `Authorization`.
     public func request(for push: Push, now: Date) -> WireRequest {
+        let ttl = WireHeader("ttl", String(push.secondsToLive(now: now)))
+        guard case .notify = push.kind else {
+            // A clear: low urgency, no topic (a later clear must not replace an undelivered one).
+            return WireRequest(path: push.target.token, headers: [ttl, WireHeader("urgency", "low")], body: plaintext(for: push).data)
+        }
         let topic = push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         return WireRequest(
             path: push.target.token,
-            headers: [
-                WireHeader("ttl", String(push.secondsToLive(now: now))), WireHeader("urgency", push.priority > 0 ? "high" : "normal"),
-                WireHeader("topic", topic),
-            ],
+            headers: [ttl, WireHeader("urgency", push.priority > 0 ? "high" : "normal"), WireHeader("topic", topic)],
             body: plaintext(for: push).data
         )
     }
@@ -48,6 +50,9 @@ public struct WebPushEnvelope: EnvelopeProfile {
             var message: [String: EnvelopeJSON] = ["web_push": .int(8030), "notification": .object(notification), "mutable": .bool(true)]
             if let badge = push.badge { message["app_badge"] = .int(badge) }
             return .object(message)
+        case .clear(let ids):
+            // Not declarative (it shows nothing): the service worker closes the notifications it names.
+            return .object(["secureClear": .array(ids.map { .string($0.description) })])
         }
     }
 }

@@ -3,6 +3,8 @@ import SecurePushCore
 
 /// Classifies FCM HTTP v1 errors on `details[].errorCode` (not on `status`), per Google's table.
 /// A 401 without an errorCode is reported separately: the provider renews its access token and retries.
+/// UNAVAILABLE, INTERNAL, other 5xx and the project quota (QUOTA_EXCEEDED, 429) count against the FCM
+/// circuit breaker; a QUOTA_EXCEEDED about one device's or topic's message rate does not.
 enum FCMErrorClassifier {
     static func classify(status: Int, body: Data, retryAfter: Duration?, quotaBackoff: Duration) -> ProviderVerdict {
         let error = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? [String: Any]
@@ -15,9 +17,10 @@ enum FCMErrorClassifier {
         case "INVALID_ARGUMENT"?:
             return .result(mentionsInvalidToken(error: error, details: details) ? .tokenInvalid(reason: label) : .failed(reason: label))
         case "QUOTA_EXCEEDED"?:
-            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label))
+            let scope: FailureScope = isPerTargetQuota(error: error) ? .device : .provider
+            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label, scope: scope))
         case "UNAVAILABLE"?, "INTERNAL"?:
-            return .result(.retry(after: retryAfter, reason: label))
+            return .result(.retry(after: retryAfter, reason: label, scope: .provider))
         case "THIRD_PARTY_AUTH_ERROR"?:
             return .result(.failed(reason: label))
         default:
@@ -27,12 +30,19 @@ enum FCMErrorClassifier {
         case 401:
             return .renewTokenAndRetry
         case 429:
-            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label))
+            return .result(.retry(after: retryAfter ?? quotaBackoff, reason: label, scope: .provider))
         case 500...599:
-            return .result(.retry(after: retryAfter, reason: label))
+            return .result(.retry(after: retryAfter, reason: label, scope: .provider))
         default:
             return .result(.failed(reason: label))
         }
+    }
+
+    /// Whether a QUOTA_EXCEEDED is about one target's message rate ("device message rate", "topic
+    /// message rate") rather than the project's quota.
+    static func isPerTargetQuota(error: [String: Any]?) -> Bool {
+        let message = (error?["message"] as? String ?? "").lowercased()
+        return message.contains("device message rate") || message.contains("topic message rate")
     }
 
     /// INVALID_ARGUMENT drops the token only when the error is about the registration token.

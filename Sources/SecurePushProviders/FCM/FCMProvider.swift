@@ -70,7 +70,7 @@ public struct FCMProvider: PushProvider {
             },
             attempt: { accessToken in await deliver(body, path: wire.path, headers: wire.headers, accessToken: accessToken, logger: logger) },
             invalidate: { await tokens.invalidate($0) },
-            stillRefused: .retry(after: nil, reason: "FCM 401 UNAUTHENTICATED")
+            stillRefused: .retry(after: nil, reason: "FCM 401 UNAUTHENTICATED", scope: .device)
         )
     }
 

@@ -51,10 +51,11 @@ public struct EndpointGuard: Sendable {
             addresses = try await withDeadline(resolveTimeout) { try await resolver.addresses(of: host) }
         } catch {
             logger.warning("push host could not be resolved", metadata: ["push.error": "\(String(describing: type(of: error)))"])
-            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host could not be resolved")))
+            // The breaker is per endpoint host: a host that does not resolve pauses only its own pushes.
+            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host could not be resolved", scope: .provider)))
         }
         guard !addresses.isEmpty else {
-            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host has no address")))
+            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host has no address", scope: .provider)))
         }
         for address in addresses {
             do {

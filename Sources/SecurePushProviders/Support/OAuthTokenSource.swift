@@ -88,7 +88,8 @@ extension OAuthTokenSource {
             logger.error(refusal, metadata: ["push.reason": "\(error.message)"])
             throw TokenUnavailable(result: .failed(reason: error.message))
         } catch let error as OAuthTokenError {
-            throw TokenUnavailable(result: .retry(after: nil, reason: error.message))
+            // The token endpoint fails: every push of the platform would, so it counts against the provider.
+            throw TokenUnavailable(result: .retry(after: nil, reason: error.message, scope: .provider))
         } catch {
             throw TokenUnavailable(result: TransportFailure.result(error, platform: "\(label) token endpoint"))
         }

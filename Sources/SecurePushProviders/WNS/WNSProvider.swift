@@ -92,7 +92,7 @@ public struct WNSProvider: PushProvider {
                 await deliver(wire, route: route, accessToken: accessToken, logger: logger)
             },
             invalidate: { await tokens.invalidate($0) },
-            stillRefused: .retry(after: nil, reason: "WNS 401")
+            stillRefused: .retry(after: nil, reason: "WNS 401", scope: .device)
         )
     }
 

@@ -96,10 +96,9 @@ public struct WebPushProvider: PushProvider {
             return .failed(reason: label + " redirect not followed")
         case 404, 410:
             return .tokenInvalid(reason: label)
-        case 429:
-            return .retry(after: retryAfter, reason: label)
-        case 500...599:
-            return .retry(after: retryAfter, reason: label)
+        case 429, 500...599:
+            // The push service throttles or fails this sender (the breaker is per endpoint host).
+            return .retry(after: retryAfter, reason: label, scope: .provider)
         default:
             return .failed(reason: label)
         }

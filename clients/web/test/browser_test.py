@@ -54,7 +54,7 @@ def check(condition, message):
         raise CheckFailed(message)
 
 
-def wait_for(what, condition, timeout=20.0, interval=0.05):
+def wait_for(what, condition, timeout=45.0, interval=0.05):
     """Polls `condition` until it returns a truthy value; fails with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -334,6 +334,7 @@ class BrowserTest:
             "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "127.0.0.1/32",
             "SECUREPUSH_USER_JWT_SECRET": JWT_SECRET,
             "SECUREPUSH_DEMO": "on",
+            "SECUREPUSH_READ_SYNC_WINDOW": "0s",
             "SECUREPUSH_LOG_LEVEL": "notice",
         })
         migrate = subprocess.run([self.args.securepush, "migrate"], env=env, capture_output=True, text=True)
@@ -353,6 +354,16 @@ class BrowserTest:
 
         wait_for("securepush serve to be ready", ready, timeout=30, interval=0.2)
         return port
+
+    def api_call(self, port, method, path, bearer, body=None):
+        """A direct API call (not through the proxy); fails the test on a non-2xx answer."""
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {"Authorization": "Bearer " + bearer, "Content-Type": "application/json"}
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        check(200 <= response.status < 300, "%s %s answered %d: %s" % (method, path, response.status, data[:200]))
+        return json.loads(data) if data else None
 
     def next_push(self, push_service, path, seen, private_key, auth):
         """Waits for the next push to `path`, decrypts it, returns (headers, plaintext)."""
@@ -413,7 +424,11 @@ class BrowserTest:
                     ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body})))")
 
             def shown(tag):
-                return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
+                try:
+                    return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
+                except CheckFailed as failure:
+                    page_log = browser.evaluate("document.getElementById('log').textContent")
+                    raise CheckFailed("%s; shown: %s; the demo page's log:\n%s" % (failure, notifications(), page_log))
 
             def enqueue(payload):
                 return self.psql(database_url, "INSERT INTO securepush.notifications (user_id, payload) VALUES ('%s', '%s') RETURNING id"
@@ -446,6 +461,7 @@ class BrowserTest:
                 f.write(base64.b64decode(screenshot))
 
             # 2-3. The API answers 503, then is unreachable: the generic text is shown; nothing is read.
+            unread_shown = []
             for mode in ("503", "down"):
                 proxy.mode = mode
                 second = enqueue({"title": "Not shown while the API is " + mode})
@@ -457,6 +473,7 @@ class BrowserTest:
                 check(proxy.read_count(second) >= 1, "the worker tried to fetch")
                 check(self.psql(database_url, "SELECT read_at IS NULL FROM securepush.notifications WHERE id = '%s'" % second) == "t",
                       "not read on the server")
+                unread_shown.append(second)
                 results.append(("API " + mode, "generic text shown after %d fetch attempts" % proxy.read_count(second)))
             proxy.mode = "pass"
 
@@ -482,11 +499,21 @@ class BrowserTest:
                   "404 and 410 are not retried (%d, %d requests)" % (proxy.read_count(unknown), proxy.read_count(purged)))
             results.append(("404 and 410", "generic text, one request each"))
 
-            # 6. A clear push closes the notification it names.
-            deliver(json.dumps({"secureClear": [first]}))
-            wait_for("the cleared notification to close", lambda: all(n["tag"] != first for n in notifications()))
+            # 6. Read sync: another of the user's devices reads a notification this browser showed (with the
+            # generic text); the server pushes this browser a clear, and the worker closes that notification.
+            peer = self.api_call(api_port, "POST", "/v1/devices", user_token, {"platform": "simulated", "token": "browser-peer"})
+            peer_credential = "%s.%s" % (peer["device_id"], peer["device_secret"])
+            read_elsewhere = unread_shown[0]
+            self.api_call(api_port, "GET", "/v1/notifications/" + read_elsewhere, peer_credential)
+            clear_headers, clear_message = self.next_push(push_service, push_path, seen, subscriber, auth)
+            seen += 1
+            check(json.loads(clear_message) == {"secureClear": [read_elsewhere]}, "the clear names the read notification: " + clear_message)
+            urgency = {k.lower(): v for k, v in clear_headers.items()}.get("urgency")
+            check(urgency == "low", "a clear is a low-urgency push (Urgency: %s)" % urgency)
+            deliver(clear_message)
+            wait_for("the cleared notification to close", lambda: all(n["tag"] != read_elsewhere for n in notifications()))
             check(any(n["tag"] == last for n in notifications()), "a clear closes only what it names")
-            results.append(("clear", "the named notification closed, others kept"))
+            results.append(("read sync", "read on another device: clear pushed, notification closed"))
 
             # 7. Unregister: the credential stops working.
             browser.evaluate("SecurePush.unregister()")

@@ -1,0 +1,37 @@
+/// When a circuit breaker opens and how long it stays open. The defaults: open after 5 provider failures
+/// in a row, or when at least half of at least 20 results in the last 10 s were provider failures; stay
+/// open 1 s, doubling after every failed probe up to 60 s; one probe at a time while half-open.
+public struct CircuitBreakerPolicy: Sendable, Hashable {
+    /// Whether breakers are used at all.
+    public var enabled: Bool
+    /// Provider failures in a row that open the breaker.
+    public var consecutiveFailures: Int
+    /// The share of provider failures (0...1) over `window` that opens the breaker ...
+    public var failureRatio: Double
+    /// ... once the window holds at least this many results.
+    public var minimumResults: Int
+    /// The sliding window the failure ratio is measured over.
+    public var window: Duration
+    /// How long the breaker stays open the first time.
+    public var openDuration: Duration
+    /// The longest it stays open (the duration doubles after each failed probe).
+    public var maxOpenDuration: Duration
+    /// Pushes let through at once while half-open.
+    public var halfOpenProbes: Int
+
+    /// Creates a policy; the defaults are documented on the type.
+    public init(
+        enabled: Bool = true, consecutiveFailures: Int = 5, failureRatio: Double = 0.5, minimumResults: Int = 20,
+        window: Duration = .seconds(10), openDuration: Duration = .seconds(1), maxOpenDuration: Duration = .seconds(60),
+        halfOpenProbes: Int = 1
+    ) {
+        self.enabled = enabled
+        self.consecutiveFailures = consecutiveFailures
+        self.failureRatio = failureRatio
+        self.minimumResults = minimumResults
+        self.window = window
+        self.openDuration = openDuration
+        self.maxOpenDuration = maxOpenDuration
+        self.halfOpenProbes = halfOpenProbes
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Metrics
+import SecurePushCore
+
+extension Dispatcher {
+    /// The completion of one finished send (timed, logged when not delivered).
+    func outcome(for sent: SendResult) -> DeliveryCompletion {
+        let push = sent.delivery.push
+        let (seconds, attoseconds) = sent.elapsed.components
+        pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let outcome = DeliveryDecision.outcome(
+            for: sent.result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
+        if outcome.kind != .sent {
+            logger.notice(
+                "push not delivered",
+                metadata: [
+                    "push.notification_id": "\(push.notificationID)",
+                    "push.device_id": "\(push.target.deviceID)",
+                    "push.platform": "\(push.target.platform.rawValue)",
+                    "push.attempt": "\(push.attempt)",
+                    "push.outcome": "\(outcome.kind.rawValue)",
+                    "push.reason": "\(outcome.detail)",
+                ]
+            )
+        }
+        return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome, answeredAt: sent.answeredAt)
+    }
+
+    /// Writes outcomes, releases unstarted claims and those a circuit breaker kept back (after its delay),
+    /// retrying while the database is unavailable. The lane is not cancelled by the shutdown deadline
+    /// (only its sends are), so this bookkeeping runs.
+    func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], deferred: [Deferred], leaseToken: UUID) async {
+        let queue = self.queue
+        let timeout = configuration.databaseTimeout
+        var applied = 0
+        var completed = false
+        var releases = [Deferred(ids: unstarted, delay: .zero)] + deferred
+        for attempt in 1...5 where !(completed && releases.isEmpty) {
+            do {
+                if !completed {
+                    applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
+                    completed = true
+                }
+                while let release = releases.first {
+                    _ = try await withDeadline(timeout) { try await queue.release(release.ids, leaseToken: leaseToken, delay: release.delay) }
+                    releases.removeFirst()
+                }
+            } catch {
+                logger.databaseError("writing outcomes failed; retrying", error, metadata: ["attempt": "\(attempt)"])
+                try? await Task.sleep(for: Self.backoff(attempt))
+            }
+        }
+        if applied < completions.count {
+            logger.warning(
+                "some outcomes were not written: lease lost (rescued by another process) or database unavailable",
+                metadata: ["dispatcher.lost": "\(completions.count - applied)"]
+            )
+        }
+        var sent = 0
+        var failed = 0
+        for completion in completions {
+            let kind = completion.outcome.kind
+            switch kind {
+            case .sent: sent += 1
+            case .failed, .tokenInvalid: failed += 1
+            default: break
+            }
+            outcomeCounters[kind]?.increment()
+        }
+        stats.recordSent(sent)
+        stats.recordFailed(failed)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SecurePushCore
+
+extension Dispatcher {
+    /// One finished send.
+    struct SendResult {
+        var delivery: ClaimedDelivery
+        var result: PushResult
+        var elapsed: Duration
+        /// When the provider answered (the delivery log's `accepted_at` is derived from it).
+        var answeredAt: ContinuousClock.Instant
+        /// The breaker the send went through, and whether it went as a probe.
+        var key: CircuitKey
+        var probe: Bool
+        /// Cancelled by us (shutdown or lease deadline): says nothing about the provider.
+        var cancelled: Bool
+    }
+
+    /// Deliveries a circuit breaker kept back, released to run after `delay`.
+    struct Deferred {
+        var ids: [UUID] = []
+        var delay: Duration = .zero
+    }
+
+    /// What became of a batch's sends.
+    struct Sending {
+        var completions: [DeliveryCompletion] = []
+        /// Not started: a shutdown began, or no provider for the platform. Released without an attempt.
+        var unstarted: [UUID] = []
+        /// Not started because the lease deadline passed: the lease is lost, so they are left to rescue.
+        var abandoned: [UUID] = []
+        /// Sends cancelled in flight at the lease deadline (written as retries, fenced by the token).
+        var cancelledByLease = 0
+        /// Not sent because their breaker is open: released without an attempt, after the open time.
+        var deferred: [CircuitKey: Deferred] = [:]
+    }
+
+    /// Why the watcher child ended.
+    private enum Watch {
+        case shutdownDeadline
+        case leaseDeadline
+        case sendsDone
+    }
+
+    private enum SendChild {
+        case sent(SendResult)
+        case watcher(Watch)
+    }
+
+    /// Sends with at most `concurrency` pushes in flight. A watcher child cancels the sends in flight at
+    /// the shutdown deadline or at the lease deadline, whichever comes first (providers answer `.retry`).
+    /// No send starts after the lease deadline or once shutdown began, and none while its breaker is open.
+    func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline) async -> Sending {
+        var sending = Sending()
+        sending.completions.reserveCapacity(deliveries.count)
+        guard !deliveries.isEmpty else { return sending }
+        let clock = ContinuousClock()
+        await withTaskGroup(of: SendChild.self) { group in
+            group.addTask {
+                await self.sendDeadline.wait(since: 0, timeout: lease.remaining(at: clock.now))
+                if self.sendDeadline.generation > 0 { return .watcher(.shutdownDeadline) }
+                return .watcher(Task.isCancelled ? .sendsDone : .leaseDeadline)
+            }
+            var inFlight = 0
+            var watching = true
+            func collectOne() async {
+                guard let next = await group.next() else { return }
+                switch next {
+                case .sent(let sent):
+                    let verdict: CircuitBreaker.Result = sent.cancelled ? .inconclusive : CircuitBreaker.Result(sent.result)
+                    breakers.record(sent.key, verdict, probe: sent.probe, at: clock.now)
+                    sending.completions.append(outcome(for: sent))
+                    inFlight -= 1
+                case .watcher(let watch):
+                    watching = false
+                    if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
+                    group.cancelAll()
+                }
+            }
+            for (index, delivery) in deliveries.enumerated() {
+                while inFlight >= configuration.concurrency {
+                    await collectOne()
+                }
+                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted,
+                // a lease deadline meanwhile leaves them to rescue.
+                if isStopping {
+                    sending.unstarted.append(contentsOf: deliveries[index...].map(\.id))
+                    break
+                }
+                if lease.hasPassed(at: clock.now) {
+                    sending.abandoned.append(contentsOf: deliveries[index...].map(\.id))
+                    break
+                }
+                guard let provider = providers[delivery.push.target.platform] else {
+                    sending.unstarted.append(delivery.id)
+                    continue
+                }
+                let key = CircuitKey(for: delivery.push.target)
+                let probe: Bool
+                switch breakers.permit(key, at: clock.now) {
+                case .send:
+                    probe = false
+                case .probe:
+                    probe = true
+                case .reject(let retryAfter):
+                    var deferred = sending.deferred[key] ?? Deferred()
+                    deferred.ids.append(delivery.id)
+                    deferred.delay = max(deferred.delay, retryAfter)
+                    sending.deferred[key] = deferred
+                    continue
+                }
+                group.addTask {
+                    let start = clock.now
+                    let result = await provider.send(delivery.push)
+                    let answeredAt = clock.now
+                    return .sent(
+                        SendResult(
+                            delivery: delivery, result: result, elapsed: answeredAt - start, answeredAt: answeredAt, key: key, probe: probe,
+                            cancelled: Task.isCancelled))
+                }
+                inFlight += 1
+            }
+            while inFlight > 0 {
+                await collectOne()
+            }
+            if watching { group.cancelAll() }
+        }
+        return sending
+    }
+}

@@ -1,0 +1,21 @@
+/// The deployment settings the database's own SQL reads (`securepush.settings`), written by `migrate` and
+/// at start-up from configuration.
+public struct DeploymentSettings: Sendable, Hashable {
+    /// The TTL of notifications inserted without `expires_at` (`SECUREPUSH_DEFAULT_TTL`).
+    public var defaultTTL: Duration
+    /// Active devices per user (`SECUREPUSH_MAX_DEVICES_PER_USER`).
+    public var maxDevicesPerUser: Int
+    /// Whether reading a notification sends `clear` pushes to the user's other devices (`SECUREPUSH_READ_SYNC`).
+    public var readSync: Bool
+    /// How long a device's clear waits for more reads to coalesce (`SECUREPUSH_READ_SYNC_WINDOW`): at most
+    /// one clear push per device per window.
+    public var readSyncWindow: Duration
+
+    /// Creates the settings.
+    public init(defaultTTL: Duration, maxDevicesPerUser: Int, readSync: Bool = true, readSyncWindow: Duration = .seconds(2)) {
+        self.defaultTTL = defaultTTL
+        self.maxDevicesPerUser = maxDevicesPerUser
+        self.readSync = readSync
+        self.readSyncWindow = readSyncWindow
+    }
+}
