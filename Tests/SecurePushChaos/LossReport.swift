@@ -23,6 +23,8 @@ struct LossReport: Sendable {
     var unexpected = 0
     /// Accepted pushes beyond the first of each pair.
     var duplicates = 0
+    /// Accepted read-sync clears (not pushes of a notification: left out of the comparison).
+    var clears = 0
     /// A few lost pairs, for the log.
     var lostExamples: [Pair] = []
 
@@ -42,7 +44,7 @@ struct LossReport: Sendable {
     static func acceptedCounts(_ attempts: [PushAttempt]) -> (counts: [Pair: Int], unreadable: Int) {
         var counts: [Pair: Int] = [:]
         var unreadable = 0
-        for attempt in attempts where attempt.accepted {
+        for attempt in attempts where attempt.accepted && !attempt.isClear {
             guard let notification = attempt.notification else {
                 unreadable += 1
                 continue
@@ -67,6 +69,7 @@ struct LossReport: Sendable {
             }
         }
         unexpected = unreadable
+        clears = attempts.filter { $0.accepted && $0.isClear }.count
         for (pair, count) in counts {
             if !expectedPairs.contains(pair) { unexpected += count }
             duplicates += count - 1

@@ -4,8 +4,8 @@ import Foundation
 /// Every committed notification must still be pushed; while it is down `/readyz` and an authenticated
 /// device read must answer 503 within the API's deadline (no hang).
 enum PostgresRestartRow {
-    /// The API's deadline for one database call (`APIContext.databaseTimeout`), plus a second of slack.
-    static let answerDeadline = 11.0
+    /// The API's deadline for one database call (`SECUREPUSH_API_DB_TIMEOUT`), plus a second of slack.
+    static let answerDeadline = Double(ChaosRun.apiDatabaseTimeout + 1)
 
     static func plan(_ options: ChaosOptions) -> RowPlan {
         RowPlan(tail: .seconds(3)) { context in

@@ -16,6 +16,8 @@ struct PushAttempt: Sendable {
     var retryAfter: Double?
     /// The index of the sending process, when the request names it.
     var sender: Int?
+    /// A read-sync clear (`secureClear`: the user read these elsewhere), not a notification's push.
+    var isClear = false
 
     /// Whether the fake accepted the push (the device would get it).
     var accepted: Bool { status.map { (200...299).contains($0) } ?? false }
@@ -43,26 +45,36 @@ struct PushAttempt: Sendable {
             guard request.path.hasPrefix("/3/device/") else { return nil }
             attempt.deviceKey = String(request.path.dropFirst("/3/device/".count)).lowercased()
             attempt.notification = secureID(inJSON: request.body)
+            attempt.isClear = isClear(request.body)
         case .fcm:
             guard request.path.hasSuffix(":send") else { return nil }
             let message = (try? JSONSerialization.jsonObject(with: request.body) as? [String: Any])?["message"] as? [String: Any]
             attempt.deviceKey = message?["token"] as? String ?? ""
-            attempt.notification = ((message?["data"] as? [String: Any])?["secureId"] as? String).flatMap(UUID.init(uuidString:))
+            let data = message?["data"] as? [String: Any]
+            attempt.notification = (data?["secureId"] as? String).flatMap(UUID.init(uuidString:))
+            attempt.isClear = data?["secureClear"] != nil
         case .wns:
             guard request.path.hasPrefix("/w/") else { return nil }
             attempt.deviceKey = request.path
-            attempt.notification = UUID(uuidString: String(decoding: request.body, as: UTF8.self))
+            let body = String(decoding: request.body, as: UTF8.self)
+            attempt.notification = UUID(uuidString: body)
+            attempt.isClear = body.hasPrefix("clear:")
         case .webpush:
             guard request.path.hasPrefix("/push/") else { return nil }
             attempt.deviceKey = request.path
             if attempt.accepted, let plaintext = try? devices[request.path]?.decryptor?.decrypt(request.body) {
                 // What the browser would read.
                 attempt.notification = secureID(inJSON: plaintext)
+                attempt.isClear = isClear(plaintext)
             } else if let topic = request.header("topic") {
                 attempt.notification = uuid(fromHex: topic)
             }
         }
         return attempt
+    }
+
+    private static func isClear(_ data: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["secureClear"] != nil
     }
 
     /// `secureId` at the top (APNs) or in a Declarative Web Push message's `notification.data`.
