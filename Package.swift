@@ -209,6 +209,23 @@ let package = Package(
             path: "Tests/SecurePushBench",
             swiftSettings: swiftSettings
         ),
+        // `ops/chaos`: the failure matrix, run against real `securepush serve` processes, a real PostgreSQL and
+        // the fake push servers (a helper, not a test).
+        .executableTarget(
+            name: "securepush-chaos",
+            dependencies: [
+                "SecurePushFakes",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SecurePushChaos",
+            swiftSettings: swiftSettings
+        ),
         // Provider tests against the fake servers over loopback sockets; no database needed.
         .testTarget(
             name: "SecurePushProviderTests",

@@ -77,7 +77,7 @@ pg_start() {
     if ! "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'securepush'" | grep -q 1; then
         "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" securepush
     fi
-    export PG_DATA_DIR="$data_dir" PG_PORT="$port" PG_USER="$user"
+    export PG_DATA_DIR="$data_dir" PG_PORT="$port" PG_USER="$user" PG_OPTIONS="$options"
     export DATABASE_URL="postgres://$PG_SUPERUSER@127.0.0.1:$port/securepush?sslmode=disable"
     log "PostgreSQL is up: $DATABASE_URL"
 }

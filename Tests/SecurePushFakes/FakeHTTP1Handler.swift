@@ -11,13 +11,25 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
     private let connectionID: Int
     private let httpMajorVersion: Int
     private let handler: FakeHTTPServer.Handler
+    private let traffic: FakeTraffic
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
+    /// A request stalled on purpose: in flight until the client closes the connection.
+    private var stalled = false
 
-    init(connectionID: Int, httpMajorVersion: Int, handler: @escaping FakeHTTPServer.Handler) {
+    init(connectionID: Int, httpMajorVersion: Int, traffic: FakeTraffic, handler: @escaping FakeHTTPServer.Handler) {
         self.connectionID = connectionID
         self.httpMajorVersion = httpMajorVersion
+        self.traffic = traffic
         self.handler = handler
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if stalled {
+            stalled = false
+            traffic.finished()
+        }
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -40,7 +52,7 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
             )
             switch handler(request) {
             case .stall:
-                break
+                stalled = true
             case .response(let status, let headers, let bytes):
                 var responseHeaders = HTTPHeaders(headers)
                 responseHeaders.replaceOrAdd(name: "content-length", value: String(bytes.count))
@@ -52,6 +64,7 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
                     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
                 }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                traffic.finished()
             }
         }
     }

@@ -11,13 +11,25 @@ final class FakeHTTP2StreamHandler: ChannelInboundHandler {
 
     private let connectionID: Int
     private let handler: FakeHTTPServer.Handler
+    private let traffic: FakeTraffic
     private var headers: HPACKHeaders?
     private var body = ByteBuffer()
     private var dispatched = false
+    /// A request stalled on purpose: in flight until the client resets the stream.
+    private var stalled = false
 
-    init(connectionID: Int, handler: @escaping FakeHTTPServer.Handler) {
+    init(connectionID: Int, traffic: FakeTraffic, handler: @escaping FakeHTTPServer.Handler) {
         self.connectionID = connectionID
+        self.traffic = traffic
         self.handler = handler
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if stalled {
+            stalled = false
+            traffic.finished()
+        }
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -46,7 +58,7 @@ final class FakeHTTP2StreamHandler: ChannelInboundHandler {
         )
         switch handler(request) {
         case .stall:
-            break
+            stalled = true
         case .response(let status, let extra, let bytes):
             var responseHeaders = HPACKHeaders([(":status", String(status))])
             for (name, value) in extra { responseHeaders.add(name: name.lowercased(), value: value) }
@@ -56,6 +68,7 @@ final class FakeHTTP2StreamHandler: ChannelInboundHandler {
                 context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(bytes: bytes)), endStream: true))), promise: nil)
             }
             context.flush()
+            traffic.finished()
         }
     }
 }

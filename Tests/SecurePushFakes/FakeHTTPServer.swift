@@ -35,6 +35,8 @@ public final class FakeHTTPServer: Sendable {
         tls.applicationProtocols = allowHTTP1 ? ["h2", "http/1.1"] : ["h2"]
         let sslContext = try NIOSSLContext(configuration: tls)
         let box = ConnectionTable()
+        let traffic = FakeTraffic()
+        let recorded = traffic.recording(handler)
         let settings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16384),
@@ -51,14 +53,16 @@ public final class FakeHTTPServer: Sendable {
                         box.markHTTP2(id)
                         return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
                             stream.eventLoop.makeCompletedFuture {
-                                try stream.pipeline.syncOperations.addHandler(FakeHTTP2StreamHandler(connectionID: id, handler: handler))
+                                try stream.pipeline.syncOperations.addHandler(
+                                    FakeHTTP2StreamHandler(connectionID: id, traffic: traffic, handler: recorded))
                             }
                         }.map { _ in }
                     }
                     let configureHTTP1: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                            try channel.pipeline.syncOperations.addHandler(FakeHTTP1Handler(connectionID: id, httpMajorVersion: 1, handler: handler))
+                            try channel.pipeline.syncOperations.addHandler(
+                                FakeHTTP1Handler(connectionID: id, httpMajorVersion: 1, traffic: traffic, handler: recorded))
                         }
                     }
                     // Without ALPN, an HTTP/2-only server (like APNs) assumes HTTP/2 with prior knowledge.
@@ -77,15 +81,19 @@ public final class FakeHTTPServer: Sendable {
             .bind(host: "127.0.0.1", port: 0)
             .get()
         guard let port = channel.localAddress?.port else { throw ShellError(message: "fake server has no port") }
-        return FakeHTTPServer(port: port, authority: authority, serverChannel: channel, table: box)
+        return FakeHTTPServer(port: port, authority: authority, serverChannel: channel, table: box, traffic: traffic)
     }
 
-    private init(port: Int, authority: TestCertificateAuthority, serverChannel: any Channel, table: ConnectionTable) {
+    private init(port: Int, authority: TestCertificateAuthority, serverChannel: any Channel, table: ConnectionTable, traffic: FakeTraffic) {
         self.port = port
         self.authority = authority
         self.serverChannel = serverChannel
         self.table = table
+        self.traffic = traffic
     }
+
+    /// Every exchange (request, arrival time, answer) and the requests in flight, with their high-water mark.
+    public let traffic: FakeTraffic
 
     /// How many connections have been accepted so far.
     public var acceptedConnections: Int { table.state.withLock { $0.nextConnectionID } }

@@ -1,0 +1,58 @@
+import Foundation
+import Synchronization
+
+/// A row's outcome: the loss checker's figures, the row's own figures and its checks.
+final class RowReport: Sendable {
+    private struct State {
+        var figures: [(String, String)] = []
+        var checks: [(String, Bool)] = []
+        var loss = LossReport(ledger: [:], devices: [], attempts: [])
+        var seconds = 0.0
+    }
+
+    let row: ChaosRow
+    private let state = Mutex(State())
+
+    init(row: ChaosRow) { self.row = row }
+
+    /// Adds a figure shown in the table.
+    func figure(_ name: String, _ value: String) {
+        state.withLock { $0.figures.append((name, value)) }
+    }
+
+    /// Records a check; a failed one fails the row (and `ops/chaos`).
+    func check(_ name: String, _ passed: Bool) {
+        state.withLock { $0.checks.append((name, passed)) }
+    }
+
+    /// Sets the loss checker's result and the row's duration.
+    func finish(loss: LossReport, seconds: Double) {
+        state.withLock {
+            $0.loss = loss
+            $0.seconds = seconds
+        }
+    }
+
+    /// The failed checks.
+    var failures: [String] { state.withLock { $0.checks.filter { !$0.1 }.map(\.0) } }
+
+    /// This row as a markdown table row.
+    var markdownRow: String {
+        state.withLock { state in
+            let failed = state.checks.filter { !$0.1 }.map(\.0)
+            let checks = failed.isEmpty ? "ok (\(state.checks.count))" : "FAILED: " + failed.joined(separator: "; ")
+            let figures = state.figures.map { "\($0.0) \($0.1)" }.joined(separator: "; ")
+            let loss = state.loss
+            let cells = [
+                row.rawValue, String(format: "%.0f s", state.seconds), "\(loss.committed)", "\(loss.expected)", "\(loss.delivered)", "\(loss.lost)",
+                "\(loss.unexpected)", "\(loss.duplicates)", checks, figures,
+            ]
+            return "| " + cells.map { $0.replacingOccurrences(of: "|", with: "/") }.joined(separator: " | ") + " |"
+        }
+    }
+}
+
+/// Formats seconds for figures.
+func seconds(_ value: Double) -> String {
+    String(format: "%.2f s", value)
+}
