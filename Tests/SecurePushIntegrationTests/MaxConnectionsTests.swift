@@ -1,0 +1,90 @@
+import Foundation
+import SecurePushTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A plain TCP connection to the API, so the test controls exactly how many connections are open.
+final class RawHTTPConnection {
+    let descriptor: Int32
+    private var closed = false
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw TestFailure("cannot connect to 127.0.0.1:\(port)") }
+    }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// What arrives within `milliseconds`, or nil when nothing does.
+    func receive(within milliseconds: Int32) -> String? {
+        var events = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&events, 1, milliseconds) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
+    /// Closes once (a second call does nothing: the descriptor number may belong to someone else by then).
+    func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(descriptor)
+    }
+}
+
+@Suite("HTTP API: maximum connections")
+struct MaxConnectionsTests {
+    /// Through the real binary: HummingbirdTesting's live server drops the connection limit (its test
+    /// application rebuilds the configuration without `availableConnectionsDelegate`).
+    @Test("SECUREPUSH_MAX_CONNECTIONS: a connection beyond the limit is not served until one closes")
+    func maxConnections() async throws {
+        try await TestDatabase.with { db in
+            let port = Int.random(in: 20_000...40_000)
+            let process = Process()
+            process.executableURL = try securepushExecutable()
+            process.arguments = ["serve", "--role", "api"]
+            process.environment = [
+                "PATH": "/usr/bin:/bin", "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)",
+                "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret, "SECUREPUSH_MAX_CONNECTIONS": "1", "SECUREPUSH_LOG_LEVEL": "error",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            try await eventually("the server answers", timeout: .seconds(30)) {
+                guard let probe = try? RawHTTPConnection(port: port) else { return false }
+                defer { probe.close() }
+                probe.send(request)
+                return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
+            }
+            let first = try RawHTTPConnection(port: port)
+            defer { first.close() }
+            first.send(request)
+            #expect(first.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true)
+            // The first connection stays open (keep-alive): the second waits in the listen backlog.
+            let second = try RawHTTPConnection(port: port)
+            defer { second.close() }
+            second.send(request)
+            #expect(second.receive(within: 1_000) == nil, "served beyond the limit")
+            first.close()
+            #expect(second.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true, "served once the first closed")
+        }
+    }
+}
