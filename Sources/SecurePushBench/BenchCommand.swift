@@ -15,7 +15,7 @@ import Synchronization
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "securepush-bench",
-        abstract: "Measure SecurePush's drain throughput and enqueue-to-push latency on a real PostgreSQL.",
+        abstract: "Measure SecurePush's drain throughput and commit-to-push latency on a real PostgreSQL.",
         subcommands: [DrainBench.self, LatencyBench.self]
     )
 }
@@ -23,6 +23,8 @@ struct BenchCommand: AsyncParsableCommand {
 /// Shared set-up: the database from DATABASE_URL, migrated and emptied.
 struct BenchDatabase {
     let url: DatabaseURL
+    /// DATABASE_URL as given (for child processes such as pgbench).
+    let rawURL: String
     let logger: Logger
 
     init() throws {
@@ -30,6 +32,7 @@ struct BenchDatabase {
             throw ValidationError("DATABASE_URL is not set (ops/bench sets it)")
         }
         self.url = try DatabaseURL(raw)
+        self.rawURL = raw
         var logger = Logger(label: "securepush.bench")
         logger.logLevel = .error
         self.logger = logger

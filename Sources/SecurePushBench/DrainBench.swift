@@ -39,6 +39,8 @@ struct DrainBench: AsyncParsableCommand {
             )
             let enqueueSeconds = (clock.now - enqueueStart).secondsDouble
             let provider = SimulatedProvider(outbox: try SimulatedOutbox(path: outboxPath))
+            // The peak from here on is the dispatcher's: the enqueue above ran in the database.
+            let peakReset = ProcessMemory.resetPeak()
             let drainSeconds = try await database.withDispatcher(
                 client: client, provider: provider, configuration: configuration, synchronousCommit: synchronousCommit
             ) { assembly in
@@ -55,9 +57,9 @@ struct DrainBench: AsyncParsableCommand {
             }
             print(
                 String(
-                    format: "drain count=%d enqueue_per_s=%.0f drain_s=%.3f deliveries_per_s=%.0f",
-                    count, Double(count) / enqueueSeconds, drainSeconds, Double(count) / drainSeconds
-                )
+                    format: "drain count=%d enqueue_per_s=%.0f drain_s=%.3f deliveries_per_s=%.0f peak_rss_kb=%d",
+                    count, Double(count) / enqueueSeconds, drainSeconds, Double(count) / drainSeconds, ProcessMemory.peakKB() ?? -1
+                ) + " peak_since=\(peakReset ? "drain" : "start")"
             )
         }
     }

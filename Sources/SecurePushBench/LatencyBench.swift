@@ -5,29 +5,39 @@ import SecurePushCore
 import SecurePushProviders
 import Synchronization
 
-/// Offers single-row enqueues at a fixed rate and measures commit-to-push latency.
-struct LatencyBench: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "latency", abstract: "Enqueue-commit-to-push latency at a fixed rate.")
+#if canImport(Glibc)
+    import Glibc
+#endif
 
-    @Option(help: "Offered enqueues per second.") var rate = 1000
-    @Option(help: "Seconds to offer load.") var seconds = 10
+/// Commit-to-push latency with the producer in its own process: pgbench inserts single notifications
+/// at a fixed rate (`-R`), each its own transaction, while this process runs a dispatcher whose
+/// simulated provider notes the wall-clock time of every push. A notification's commit time is
+/// PostgreSQL's own record of it (`pg_xact_commit_timestamp(xmin)`, needs `track_commit_timestamp = on`).
+struct LatencyBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latency", abstract: "Commit-to-push latency with pgbench inserting at a fixed rate.")
+
+    @Option(help: "Offered inserts per second (pgbench -R).") var rate = 1000
+    @Option(help: "Seconds to offer load (pgbench -T).") var seconds = 10
+    @Option(help: "pgbench clients (connections) inserting.") var producerClients = 8
+    @Option(help: "The pgbench binary.") var pgbench = "pgbench"
     @OptionGroup var dispatch: DispatchOptions
 
     func run() async throws {
         let database = try BenchDatabase()
-        let rate = self.rate
-        let total = rate * seconds
+        let (rate, seconds, clients, pgbench) = (self.rate, self.seconds, self.producerClients, self.pgbench)
         let configuration = dispatch.configuration
         let synchronousCommit = dispatch.synchronousCommit == "on"
-        let pushedAt = InstantLog()
-        let committedAt = InstantLog()
-        let clock = ContinuousClock()
+        let pushedAt = PushTimes()
         let provider = SimulatedProvider(outbox: try SimulatedOutbox(path: nil)) { push in
-            let now = clock.now
-            pushedAt.record(push.notificationID.uuid, now)
+            pushedAt.record(push.notificationID.uuid)
             return .sent(messageID: nil)
         }
         try await database.withClient { client in
+            let tracking = try await client.query("SHOW track_commit_timestamp", logger: database.logger).collect().first?.decode(String.self)
+            guard tracking == "on" else {
+                throw ValidationError("the latency bench needs track_commit_timestamp = on in PostgreSQL (ops/bench starts its cluster so)")
+            }
             try await client.query(
                 """
                 INSERT INTO securepush.devices (user_id, platform, token)
@@ -37,34 +47,27 @@ struct LatencyBench: AsyncParsableCommand {
             )
             try await database.withDispatcher(client: client, provider: provider, configuration: configuration, synchronousCommit: synchronousCommit)
             { _ in
-                try await Task.sleep(for: .milliseconds(500))  // listener connected, lanes idle
-                let start = clock.now
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<total {
-                        let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
-                        try await Task.sleep(until: due, clock: clock)
-                        group.addTask {
-                            let id = try await client.query(
-                                "INSERT INTO securepush.notifications (user_id, payload) VALUES (\("lat-\(index % 100 + 1)"), '{\"m\":1}') RETURNING id",
-                                logger: database.logger
-                            ).collect().first!.decode(UUID.self)
-                            let now = clock.now
-                            committedAt.record(id, now)
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-                let offeredSeconds = (clock.now - start).secondsDouble
+                let producer = try await Producer(pgbench: pgbench, url: database.rawURL, rate: rate, seconds: seconds, clients: clients).run()
+                let inserted =
+                    try await client.query("SELECT count(*)::bigint FROM securepush.notifications", logger: database.logger)
+                    .collect().first?.decode(Int64.self) ?? 0
+                let clock = ContinuousClock()
                 let deadline = clock.now + .seconds(30)
-                while pushedAt.count < total, clock.now < deadline {
+                while pushedAt.count < inserted, clock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                var latencies: [Double] = []
+                var committed: [UUID: Int64] = [:]
+                let rows = try await client.query(
+                    "SELECT id, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint FROM securepush.notifications",
+                    logger: database.logger)
+                for try await (id, micros) in rows.decode((UUID, Int64?).self) {
+                    if let micros { committed[id] = micros }
+                }
                 let pushes = pushedAt.all
-                for (id, committed) in committedAt.all {
-                    if let pushed = pushes[id] {
-                        latencies.append(max(0, (pushed - committed).secondsDouble * 1000))
-                    }
+                var latencies: [Double] = []
+                latencies.reserveCapacity(committed.count)
+                for (id, commit) in committed {
+                    if let pushed = pushes[id] { latencies.append(Double(pushed - commit) / 1000) }
                 }
                 latencies.sort()
                 func percentile(_ p: Double) -> Double {
@@ -72,9 +75,11 @@ struct LatencyBench: AsyncParsableCommand {
                 }
                 print(
                     String(
-                        format: "latency offered_per_s=%.0f pushed=%d/%d p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f",
-                        Double(total) / offeredSeconds, latencies.count, total, percentile(0.5), percentile(0.9), percentile(0.99),
-                        latencies.last ?? .nan
+                        format:
+                            "latency offered_per_s=%d achieved_per_s=%.0f inserted=%d producer_s=%.2f pushed=%d schedule_lag_ms=%.2f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f",
+                        rate, producer.transactionsPerSecond ?? Double(inserted) / producer.seconds, inserted, producer.seconds, latencies.count,
+                        producer.scheduleLagMilliseconds ?? -1,
+                        percentile(0.5), percentile(0.9), percentile(0.99), latencies.last ?? .nan
                     )
                 )
             }
@@ -82,14 +87,73 @@ struct LatencyBench: AsyncParsableCommand {
     }
 }
 
-/// Instants keyed by notification id, shared between the producer and the provider.
-final class InstantLog: Sendable {
-    private let instants = Mutex<[UUID: ContinuousClock.Instant]>([:])
+/// pgbench as the producer, in its own process.
+struct Producer {
+    var pgbench: String
+    var url: String
+    var rate: Int
+    var seconds: Int
+    var clients: Int
 
-    func record(_ id: UUID, _ instant: ContinuousClock.Instant) {
-        instants.withLock { $0[id] = instant }
+    struct Result {
+        /// pgbench's "rate limit schedule lag" average: how far behind the offered schedule it ran.
+        var scheduleLagMilliseconds: Double?
+        /// pgbench's own rate (transactions per second without connection time).
+        var transactionsPerSecond: Double?
+        /// How long pgbench ran: longer than asked when it fell behind the schedule.
+        var seconds: Double
     }
 
-    var count: Int { instants.withLock { $0.count } }
-    var all: [UUID: ContinuousClock.Instant] { instants.withLock { $0 } }
+    func run() async throws -> Result {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-produce-\(getpid()).sql")
+        try """
+        \\set u random(1, 100)
+        INSERT INTO securepush.notifications (user_id, payload) VALUES ('lat-' || :u, '{"title":"Payment received","amount":"12.00"}');
+
+        """.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let arguments = [
+            "-n", "-f", script.path, "-R", String(rate), "-T", String(seconds), "-c", String(clients), "-j", String(min(clients, 2)), url,
+        ]
+        let clock = ContinuousClock()
+        let start = clock.now
+        let output = try await Task.detached { try Self.execute(pgbench, arguments) }.value
+        let elapsed = clock.now - start
+        let lines = output.split(separator: "\n")
+        let lag = lines.first { $0.hasPrefix("rate limit schedule lag:") }
+            .flatMap { line in line.split(separator: " ").dropFirst(5).first.flatMap { Double($0) } }
+        let tps = lines.first { $0.hasPrefix("tps = ") }.flatMap { line in line.split(separator: " ").dropFirst(2).first.flatMap { Double($0) } }
+        return Result(
+            scheduleLagMilliseconds: lag, transactionsPerSecond: tps,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    private static func execute(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.contains("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.contains("/") ? arguments : [executable] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("pgbench exited with status \(process.terminationStatus)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Wall-clock push times (microseconds since 1970) keyed by notification id.
+final class PushTimes: Sendable {
+    private let times = Mutex<[UUID: Int64]>([:])
+
+    func record(_ id: UUID) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let micros = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+        times.withLock { $0[id] = micros }
+    }
+
+    var count: Int { times.withLock { $0.count } }
+    var all: [UUID: Int64] { times.withLock { $0 } }
 }

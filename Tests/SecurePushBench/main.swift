@@ -1,63 +1,30 @@
-// Measures pushes per second through the APNs provider to the local fake APNs over one HTTP/2
-// connection (TLS on 127.0.0.1). Usage: securepush-apns-bench [pushes=5000] [concurrency=100]
-// The fake runs in the same process and shares the CPU, so the number is a lower bound for the
-// client side, not a prediction of Apple's throughput.
-import AsyncHTTPClient
-import Crypto
+// Measures pushes per second through the APNs provider to the fake APNs over one HTTP/2 connection
+// (TLS on 127.0.0.1). A helper for ops/bench, not a test. Three ways to run it:
+//
+//   securepush-apns-bench [pushes=5000] [in-flight=100]
+//       fake and provider in this one process (they share the CPU: a lower bound for the client).
+//   securepush-apns-bench --serve-fake DIR [--max-streams 1000] [--initial-streams 1]
+//       only the fake, until SIGTERM. Like APNs with token auth, a connection allows one stream
+//       (--initial-streams) until a valid provider token arrives, then --max-streams. It writes its
+//       signing key to DIR/key.p8, prints one line
+//       `fake port=… ca=… key=… team=… key_id=… topic=… jwt=…` (jwt: a valid provider token for
+//       clients that cannot sign, such as h2load), and on SIGUSR1 prints `stats accepted=… connections=…`.
+//   securepush-apns-bench --client --port P --ca FILE --key FILE [--count 20000] [--in-flight 100]
+//       only SecurePush's provider, against a fake in another process.
 import Foundation
-import Logging
-import SecurePushCore
-import SecurePushFakes
-import SecurePushProviders
 
-let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
-let total = arguments.first ?? 5000
-let concurrency = arguments.dropFirst().first ?? 100
+let arguments = Array(CommandLine.arguments.dropFirst())
 
-let key = P256.Signing.PrivateKey()
-let fake = try await FakeAPNsServer.start(keys: [.init(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", publicKey: key.publicKey)])
-var clientConfiguration = HTTPClient.Configuration()
-clientConfiguration.redirectConfiguration = .disallow
-let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-var logger = Logger(label: "securepush.bench")
-logger.logLevel = .error
-let provider = try APNsProvider(
-    configuration: APNsConfiguration(
-        apps: [.init(topic: "com.example.bench", teamID: "BENCHTEAM1", keyID: "BENCHKEY01", key: key)],
-        productionBaseURL: fake.baseURL, sandboxBaseURL: fake.baseURL, caFile: fake.caFile),
-    httpClient: client, logger: logger)
-
-func push() -> Push {
-    let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-    return Push(
-        notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
-        expiresAt: Date().addingTimeInterval(3600))
-}
-
-_ = await provider.send(push())  // connect, authenticate, warm up
-let clock = ContinuousClock()
-let start = clock.now
-let sent = await withTaskGroup(of: Int.self) { group in
-    let perWorker = total / concurrency
-    for worker in 0..<concurrency {
-        let count = perWorker + (worker < total % concurrency ? 1 : 0)
-        group.addTask {
-            var ok = 0
-            for _ in 0..<count {
-                if case .sent = await provider.send(push()) { ok += 1 }
-            }
-            return ok
-        }
+do {
+    if arguments.first == "--serve-fake" {
+        try await FakeMode.run(BenchArguments(arguments.dropFirst()))
+    } else if arguments.first == "--client" {
+        try await ClientMode.run(BenchArguments(arguments.dropFirst()))
+    } else {
+        let numbers = arguments.compactMap { Int($0) }
+        try await InProcessMode.run(pushes: numbers.first ?? 5000, inFlight: numbers.dropFirst().first ?? 100)
     }
-    var sum = 0
-    for await ok in group { sum += ok }
-    return sum
+} catch {
+    FileHandle.standardError.write(Data("securepush-apns-bench: \(error)\n".utf8))
+    exit(1)
 }
-let elapsed = clock.now - start
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-let accepted = fake.delivered.count - 1
-print("pushes sent: \(sent) of \(total), accepted by fake: \(accepted) concurrency: \(concurrency) connections: \(fake.server.acceptedConnections)")
-print(String(format: "elapsed: %.2f s, throughput: %.0f pushes/s", seconds, Double(accepted) / seconds))
-print(String(format: "apns pushes_per_s=%.0f connections=%d accepted=%d", Double(accepted) / seconds, fake.server.acceptedConnections, accepted))
-try await client.shutdown().get()
-await fake.shutdown()

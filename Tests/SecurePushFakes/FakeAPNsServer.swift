@@ -43,6 +43,7 @@ public final class FakeAPNsServer: Sendable {
         var unregistered: [String: Int64] = [:]
         var teamOfConnection: [Int: String] = [:]
         var delivered: [FakeRequest] = []
+        var deliveredCount = 0
     }
 
     /// The underlying HTTP/2 server.
@@ -56,30 +57,38 @@ public final class FakeAPNsServer: Sendable {
     public var caFile: String { server.authority.caFile }
 
     /// Starts a fake accepting JWTs signed by `keys`. Like APNs with token auth, a new connection
-    /// allows one stream until a request with a valid token arrives; then `maxConcurrentStreams`.
-    public static func start(keys: [SigningKey], maxConcurrentStreams: Int = 1000) async throws -> FakeAPNsServer {
+    /// allows `initialMaxConcurrentStreams` (one) stream until a request with a valid token arrives;
+    /// then `maxConcurrentStreams`. `keepsRequests: false` (for load runs) only counts requests
+    /// instead of keeping each one.
+    public static func start(
+        keys: [SigningKey], maxConcurrentStreams: Int = 1000, initialMaxConcurrentStreams: Int = 1, keepsRequests: Bool = true
+    ) async throws -> FakeAPNsServer {
         let holder = Holder<FakeAPNsServer>()
-        let server = try await FakeHTTPServer.start(allowHTTP1: false, maxConcurrentStreams: 1) { request in
+        let server = try await FakeHTTPServer.start(allowHTTP1: false, maxConcurrentStreams: initialMaxConcurrentStreams) { request in
             holder.value?.handle(request) ?? .status(503)
         }
-        let fake = FakeAPNsServer(server: server, keys: keys, maxConcurrentStreams: maxConcurrentStreams)
+        let fake = FakeAPNsServer(server: server, keys: keys, maxConcurrentStreams: maxConcurrentStreams, keepsRequests: keepsRequests)
         holder.set(fake)
         return fake
     }
 
     private let maxConcurrentStreams: Int
+    private let keepsRequests: Bool
 
-    private init(server: FakeHTTPServer, keys: [SigningKey], maxConcurrentStreams: Int) {
+    private init(server: FakeHTTPServer, keys: [SigningKey], maxConcurrentStreams: Int, keepsRequests: Bool) {
         self.server = server
         self.keys = keys
         self.maxConcurrentStreams = maxConcurrentStreams
+        self.keepsRequests = keepsRequests
         self.state = Mutex(State())
     }
 
     /// Every request received, in order.
     public var requests: [FakeRequest] { state.withLock { $0.requests } }
-    /// Requests that were accepted with 200.
+    /// Requests that were accepted with 200 (empty when started with `keepsRequests: false`).
     public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
+    /// How many requests were accepted with 200 (counted whether or not requests are kept).
+    public var deliveredCount: Int { state.withLock { $0.deliveredCount } }
     /// How many distinct valid provider JWTs have been seen.
     public var distinctJWTs: Int { state.withLock { $0.acceptedJWTs.count } }
 
@@ -123,10 +132,16 @@ public final class FakeAPNsServer: Sendable {
     }
 
     func handle(_ request: FakeRequest) -> FakeReply {
-        state.withLock { $0.requests.append(request) }
+        if keepsRequests {
+            state.withLock { $0.requests.append(request) }
+        }
         let reply = validate(request)
         if case .response(200, _, _) = reply {
-            state.withLock { $0.delivered.append(request) }
+            let keep = keepsRequests
+            state.withLock { state in
+                state.deliveredCount += 1
+                if keep { state.delivered.append(request) }
+            }
         }
         return reply
     }

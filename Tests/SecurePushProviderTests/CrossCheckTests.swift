@@ -133,6 +133,74 @@ struct CrossCheckTests {
         asyncio.run(main())
         """
 
+    /// Frame by frame with the `h2` package (aioapns's HTTP/2 layer): what clients such as aioapns and
+    /// h2load rely on. One request, then 1,000 streams opened before any answer is read.
+    static let h2FrameCheck = """
+        import socket, ssl, sys, uuid
+        import h2.config, h2.connection, h2.events
+        port, ca, jwt, topic, token = sys.argv[1:6]
+        context = ssl.create_default_context(cafile=ca)
+        context.set_alpn_protocols(["h2"])
+        sock = context.wrap_socket(socket.create_connection(("127.0.0.1", int(port))), server_hostname="127.0.0.1")
+        connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        connection.initiate_connection()
+        sock.sendall(connection.data_to_send())
+        sent_ids = {}
+        def send():
+            stream = connection.get_next_available_stream_id()
+            sent_ids[stream] = str(uuid.uuid4()).upper()
+            connection.send_headers(stream, [(":method", "POST"), (":scheme", "https"), (":authority", "127.0.0.1"),
+                (":path", "/3/device/" + token), ("apns-id", sent_ids[stream]), ("apns-topic", topic),
+                ("apns-push-type", "background"), ("apns-priority", "5"), ("authorization", "bearer " + jwt)])
+            connection.send_data(stream, b'{"aps":{"content-available":1},"secureId":"x"}', end_stream=True)
+        results = {}
+        def read_until(count):
+            while len(results) < count:
+                data = sock.recv(65536)
+                if not data:
+                    raise SystemExit("connection closed")
+                for event in connection.receive_data(data):
+                    if isinstance(event, h2.events.ResponseReceived):
+                        headers = dict(event.headers)
+                        results[event.stream_id] = {"status": headers[":status"], "ended_on_headers": event.stream_ended is not None,
+                            "echoed": headers.get("apns-id", "").upper() == sent_ids[event.stream_id], "data": 0}
+                    elif isinstance(event, h2.events.DataReceived):
+                        results[event.stream_id]["data"] += len(event.data)
+                        connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif isinstance(event, h2.events.StreamReset):
+                        raise SystemExit(f"stream {event.stream_id} reset")
+                sock.sendall(connection.data_to_send())
+        send()
+        sock.sendall(connection.data_to_send())
+        read_until(1)
+        first = results[1]
+        print(first["status"], "ended_on_headers" if first["ended_on_headers"] else "body_follows", "apns_id_echoed" if first["echoed"] else "apns_id_missing", first["data"])
+        print("max_concurrent_streams", connection.remote_settings.max_concurrent_streams)
+        for _ in range(1000):
+            send()
+        sock.sendall(connection.data_to_send())
+        read_until(1001)
+        rest = [results[stream] for stream in sent_ids if stream != 1]
+        print("concurrent", sum(r["status"] == "200" and r["ended_on_headers"] and r["echoed"] and r["data"] == 0 for r in rest))
+        """
+
+    @Test(
+        "the fake APNs ends a 200 on its HEADERS frame, echoes apns-id and takes 1,000 concurrent streams (h2, frame by frame)",
+        .enabled(if: PythonTools.aioapnsAvailable))
+    func fakeAPNsFramesWithH2() async throws {
+        try await APNsFixture.with { fixture in
+            #expect(await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken())).kind == "sent")
+            let jwt = try #require(fixture.fake.delivered.first?.header("authorization")?.replacingOccurrences(of: "bearer ", with: ""))
+            let arguments = [String(fixture.fake.server.port), fixture.fake.caFile, jwt, APNsFixture.topic, TestSupport.randomHexToken()]
+            let output = try await Task.detached { try PythonTools.run(Self.h2FrameCheck, arguments) }.value
+            #expect(
+                output.split(separator: "\n").map(String.init) == [
+                    "200 ended_on_headers apns_id_echoed 0", "max_concurrent_streams 1000", "concurrent 1000",
+                ])
+            #expect(fixture.fake.deliveredCount == 1002)
+        }
+    }
+
     @Test("the aioapns client is accepted by the fake APNs (the fake speaks real APNs)", .enabled(if: PythonTools.aioapnsAvailable))
     func aioapnsAgainstFake() async throws {
         try await APNsFixture.with { fixture in

@@ -1,0 +1,66 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import SecurePushCore
+import SecurePushProviders
+
+/// SecurePush's APNs provider sending `pushes` pushes with `inFlight` outstanding, to one base URL.
+struct ProviderLoad {
+    static let teamID = "BENCHTEAM1"
+    static let keyID = "BENCHKEY01"
+    static let topic = "com.example.bench"
+
+    var baseURL: String
+    var caFile: String
+    var key: P256.Signing.PrivateKey
+
+    /// Sends one push to connect and authenticate, then the load. Returns the pushes the provider
+    /// reported sent and the seconds the load took.
+    func run(pushes: Int, inFlight: Int) async throws -> (sent: Int, seconds: Double) {
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.redirectConfiguration = .disallow
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        var logger = Logger(label: "securepush.bench")
+        logger.logLevel = .error
+        do {
+            let provider = try APNsProvider(
+                configuration: APNsConfiguration(
+                    apps: [.init(topic: Self.topic, teamID: Self.teamID, keyID: Self.keyID, key: key)],
+                    productionBaseURL: baseURL, sandboxBaseURL: baseURL, caFile: caFile),
+                httpClient: client, logger: logger)
+            guard case .sent = await provider.send(Self.push()) else { throw BenchError("the warm-up push was not accepted") }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let sent = await withTaskGroup(of: Int.self) { group in
+                let perWorker = pushes / inFlight
+                for worker in 0..<inFlight {
+                    let count = perWorker + (worker < pushes % inFlight ? 1 : 0)
+                    group.addTask {
+                        var ok = 0
+                        for _ in 0..<count {
+                            if case .sent = await provider.send(Self.push()) { ok += 1 }
+                        }
+                        return ok
+                    }
+                }
+                var sum = 0
+                for await ok in group { sum += ok }
+                return sum
+            }
+            let elapsed = clock.now - start
+            try await client.shutdown().get()
+            return (sent, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        } catch {
+            try? await client.shutdown().get()
+            throw error
+        }
+    }
+
+    static func push() -> Push {
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        return Push(
+            notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+            expiresAt: Date().addingTimeInterval(3600))
+    }
+}
