@@ -265,27 +265,15 @@ struct FetchLifecycleTests {
                 SELECT id, notification_id, device_id, platform, 'sent', 1, created_at, now() FROM d
                 """)
             try await db.execute("INSERT INTO securepush.fetches (notification_id, device_id) VALUES (\(id), \(device))")
-            let port = Int.random(in: 20_000...40_000)
-            let process = Process()
-            process.executableURL = try securepushExecutable()
-            process.arguments = ["serve", "--role", "api"]
-            process.environment = [
-                "PATH": "/usr/bin:/bin", "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)",
-                "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret, "SECUREPUSH_FETCH_STATS_INTERVAL": "200ms", "SECUREPUSH_LOG_LEVEL": "error",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            defer {
-                process.terminate()
-                process.waitUntilExit()
-            }
-            try await eventually("/metrics shows the fetch gauges", timeout: .seconds(30)) {
-                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(5))
-                let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
-                return sample(text, #"securepush_pushes_accepted_last_hour{platform="simulated"}"#) == 1
-                    && sample(text, #"securepush_fetch_ratio{platform="simulated"}"#) == 1
-                    && sample(text, #"securepush_push_to_fetch_seconds{platform="simulated",quantile="0.99"}"#) != nil
+            try await withServedAPI(db, environment: ["SECUREPUSH_FETCH_STATS_INTERVAL": "200ms"]) { port in
+                try await eventually("/metrics shows the fetch gauges", timeout: .seconds(30)) {
+                    let response = try await HTTPClient.shared.execute(
+                        HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(5))
+                    let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                    return sample(text, #"securepush_pushes_accepted_last_hour{platform="simulated"}"#) == 1
+                        && sample(text, #"securepush_fetch_ratio{platform="simulated"}"#) == 1
+                        && sample(text, #"securepush_push_to_fetch_seconds{platform="simulated",quantile="0.99"}"#) != nil
+                }
             }
         }
     }

@@ -52,39 +52,26 @@ struct MaxConnectionsTests {
     @Test("SECUREPUSH_MAX_CONNECTIONS: a connection beyond the limit is not served until one closes")
     func maxConnections() async throws {
         try await TestDatabase.with { db in
-            let port = Int.random(in: 20_000...40_000)
-            let process = Process()
-            process.executableURL = try securepushExecutable()
-            process.arguments = ["serve", "--role", "api"]
-            process.environment = [
-                "PATH": "/usr/bin:/bin", "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)",
-                "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret, "SECUREPUSH_MAX_CONNECTIONS": "1", "SECUREPUSH_LOG_LEVEL": "error",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            defer {
-                process.terminate()
-                process.waitUntilExit()
+            try await withServedAPI(db, environment: ["SECUREPUSH_MAX_CONNECTIONS": "1"]) { port in
+                let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                try await eventually("the server answers", timeout: .seconds(30)) {
+                    guard let probe = try? RawHTTPConnection(port: port) else { return false }
+                    defer { probe.close() }
+                    probe.send(request)
+                    return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
+                }
+                let first = try RawHTTPConnection(port: port)
+                defer { first.close() }
+                first.send(request)
+                #expect(first.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true)
+                // The first connection stays open (keep-alive): the second waits in the listen backlog.
+                let second = try RawHTTPConnection(port: port)
+                defer { second.close() }
+                second.send(request)
+                #expect(second.receive(within: 1_000) == nil, "served beyond the limit")
+                first.close()
+                #expect(second.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true, "served once the first closed")
             }
-            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-            try await eventually("the server answers", timeout: .seconds(30)) {
-                guard let probe = try? RawHTTPConnection(port: port) else { return false }
-                defer { probe.close() }
-                probe.send(request)
-                return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
-            }
-            let first = try RawHTTPConnection(port: port)
-            defer { first.close() }
-            first.send(request)
-            #expect(first.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true)
-            // The first connection stays open (keep-alive): the second waits in the listen backlog.
-            let second = try RawHTTPConnection(port: port)
-            defer { second.close() }
-            second.send(request)
-            #expect(second.receive(within: 1_000) == nil, "served beyond the limit")
-            first.close()
-            #expect(second.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true, "served once the first closed")
         }
     }
 }
