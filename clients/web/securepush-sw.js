@@ -17,6 +17,7 @@ const DEFAULTS = Object.freeze({
   requestTimeoutMs: 8000,
   deadlineMs: 20000,
   maxAttempts: 3,
+  requireInteraction: false,
 });
 
 const ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -140,6 +141,7 @@ async function showNotification(push) {
   await self.registration.showNotification(title, {
     body,
     tag: push.id,
+    requireInteraction: options.requireInteraction === true,
     data: { secureId: push.id, url: sameOriginURL(push.fallback.navigate || options.openURL) },
   });
   await tell({ event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title });

@@ -79,8 +79,9 @@
     /**
      * The whole sign-up: worker, notification permission, Push API subscription with the server's
      * VAPID key (`GET /v1/webpush/key`), and registration of the subscription as a device.
-     * `settings` (optional) sets the worker's generic text and timeouts:
-     * `{title, body, openURL, requestTimeoutMs, deadlineMs, maxAttempts}`.
+     * `settings` (optional) sets the worker's generic text, timeouts and whether a notification stays
+     * until the user acts on it: `{title, body, openURL, requestTimeoutMs, deadlineMs, maxAttempts,
+     * requireInteraction}`.
      */
     async register({ apiBase, userToken, serviceWorker, scope, settings } = {}) {
       const registration = await SecurePush.installWorker({ serviceWorker, scope });

@@ -217,7 +217,7 @@ class APIProxy:
 class DevTools:
     """A minimal DevTools protocol client: commands on one page session, events collected."""
 
-    def __init__(self, chromium, profile):
+    def __init__(self, chromium, profile, log_file):
         self.process = subprocess.Popen(
             [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
              "--remote-debugging-port=0", "--window-size=900,1200", "--user-data-dir=" + profile, "about:blank"],
@@ -232,7 +232,13 @@ class DevTools:
             if found:
                 url = found.group(1)
         check(url is not None, "Chromium did not print its DevTools address within 60 s")
-        threading.Thread(target=self.process.stderr.read, daemon=True).start()
+        def keep_log():
+            with open(log_file, "w") as log:
+                for line in self.process.stderr:
+                    log.write(line)
+                    log.flush()
+
+        threading.Thread(target=keep_log, daemon=True).start()
         self.socket = websocket.create_connection(url, timeout=60, suppress_origin=True)
         self.next_id = 0
         self.events = []
@@ -403,16 +409,21 @@ class BrowserTest:
         user = "browser-" + uuid.uuid4().hex[:8]
         user_token = jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, JWT_SECRET, algorithm="HS256")
 
-        browser = DevTools(args.chromium, os.path.join(self.work, "profile"))
+        browser = DevTools(args.chromium, os.path.join(self.work, "profile"), os.path.join(args.output, "chromium.log"))
         try:
             browser.send("Browser.grantPermissions", {"origin": origin, "permissions": ["notifications"]}, session=False)
             browser.open_page(demo)
             wait_for("the demo page to load", lambda: browser.evaluate("typeof window.securePushDemoReady") == "object")
             browser.evaluate("window.securePushDemoReady")
             registration = browser.registration_id(demo)
+            # requireInteraction: Chromium on Linux without a desktop notification daemon shows notifications
+            # as toasts only and removes a notification when its toast times out, so on a fast machine a
+            # notification could vanish before getNotifications() saw it. Toasts of requireInteraction
+            # notifications do not time out.
             device = browser.evaluate(
                 "SecurePush.registerSubscription({apiBase: location.origin + '/', userToken: %s, subscription: %s,"
-                " settings: {requestTimeoutMs: 2000, deadlineMs: 6000, maxAttempts: 2}})" % (json.dumps(user_token), json.dumps(subscription)))
+                " settings: {requestTimeoutMs: 2000, deadlineMs: 6000, maxAttempts: 2, requireInteraction: true}})"
+                % (json.dumps(user_token), json.dumps(subscription)))
             device_id = device["deviceId"]
             stored = browser.evaluate("SecurePushStore.get('device')")
             check(stored["secret"] and stored["deviceId"] == device_id, "the credential is in IndexedDB")
@@ -421,14 +432,16 @@ class BrowserTest:
             def notifications():
                 return browser.evaluate(
                     "navigator.serviceWorker.ready.then(r => r.getNotifications())"
-                    ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body})))")
+                    ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body, requireInteraction: n.requireInteraction})))")
 
             def shown(tag):
                 try:
                     return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
                 except CheckFailed as failure:
                     page_log = browser.evaluate("document.getElementById('log').textContent")
-                    raise CheckFailed("%s; shown: %s; the demo page's log:\n%s" % (failure, notifications(), page_log))
+                    permission = browser.evaluate("Notification.permission")
+                    raise CheckFailed("%s; shown: %s; permission: %s; the demo page's log:\n%s"
+                                      % (failure, notifications(), permission, page_log))
 
             def enqueue(payload):
                 return self.psql(database_url, "INSERT INTO securepush.notifications (user_id, payload) VALUES ('%s', '%s') RETURNING id"
@@ -451,6 +464,7 @@ class BrowserTest:
             notification = shown(first)
             check(notification["title"] == payload["title"] and notification["body"] == payload["body"],
                   "the payload is shown after a normal push: %s" % notification)
+            check(notification["requireInteraction"] is True, "the worker passes the requireInteraction setting on")
             read_by = self.psql(database_url, "SELECT read_at IS NOT NULL FROM securepush.notifications WHERE id = '%s'" % first)
             check(read_by == "t", "the notification is marked read on the server")
             fetched_by = self.psql(database_url, "SELECT device_id FROM securepush.fetches WHERE notification_id = '%s'" % first)
