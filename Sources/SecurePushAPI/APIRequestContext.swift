@@ -5,7 +5,9 @@ import SecurePushStore
 /// The request context of the API's routes: what the authentication middleware established.
 public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The device whose credential the request carried (set by `DeviceAuthenticationMiddleware`).
+    /// The device credential the request carried, not yet checked (set by `DeviceAuthenticationMiddleware`).
+    public var proof: DeviceProof?
+    /// The device whose credential was checked (set by `DeviceAuthenticationMiddleware` with `authenticate`).
     public var device: AuthenticatedDevice?
     /// The user whose token the request carried (set by `UserAuthenticationMiddleware`).
     public var userID: String?
@@ -27,6 +29,12 @@ public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     func requireDevice() throws -> AuthenticatedDevice {
         guard let device else { throw APIError.unauthorized("A device credential is required.") }
         return device
+    }
+
+    /// The unchecked device credential; a route outside the device group is a programming error answered as 401.
+    func requireProof() throws -> DeviceProof {
+        guard let proof else { throw APIError.unauthorized("A device credential is required.") }
+        return proof
     }
 
     /// The authenticated user; a route outside the user group is a programming error answered as 401.

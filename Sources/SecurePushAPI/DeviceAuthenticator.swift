@@ -2,49 +2,24 @@ import Foundation
 import Hummingbird
 import SecurePushStore
 
-/// Route-group middleware: checks `Authorization: Bearer <device_id>.<device_secret>` and puts the device
-/// in the context. Every failure is the same 401 (429 once the client or device is throttled); reads are
-/// rate-limited per device and per user.
+/// Route-group middleware of the device routes: parses `Authorization: Bearer <device_id>.<device_secret>`
+/// into a proof and applies the read rate limits (no database call). Routes that read check the proof in
+/// the same round trip as the read; with `authenticate`, the proof is checked here and the device put in
+/// the context (for the routes that do more than read). Every refusal is the same 401 (429 once the
+/// client or device is throttled).
 struct DeviceAuthenticationMiddleware: RouterMiddleware {
-    let api: APIContext
-    let deviceReads: RateLimiter
-    let userReads: RateLimiter
-
-    init(api: APIContext) {
-        self.api = api
-        self.deviceReads = RateLimiter(api.limits.deviceReads)
-        self.userReads = RateLimiter(api.limits.userReads)
-    }
+    let gate: DeviceGate
+    let authenticate: Bool
 
     func handle(_ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response) async throws
         -> Response
     {
-        let throttle = AuthThrottle(api: api)
-        let client = context.clientAddress(request, trustedProxies: api.limits.trustedProxies)
-        guard let credential = DeviceCredential(authorization: request.headers[.authorization]) else {
-            let keys = AuthThrottle.keys(client: client)
-            try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
-            try await throttle.fail(
-                keys: keys, deviceID: nil, kind: "device credential missing or malformed",
-                unauthorized: .unauthorized("A device credential is required: Authorization: Bearer <device_id>.<device_secret>."),
-                logger: context.logger)
-        }
-        let keys = AuthThrottle.keys(client: client, deviceID: credential.deviceID)
-        let (device, blockedFor) = try await api.database {
-            try await $0.devices.authenticate(deviceID: credential.deviceID, secret: credential.secret, throttleKeys: keys)
-        }
-        try throttle.refuseIfBlocked(blockedFor)
-        guard let device else {
-            try await throttle.fail(
-                keys: keys, deviceID: credential.deviceID, kind: "device credential invalid",
-                unauthorized: .unauthorized("The device credential is invalid or revoked."), logger: context.logger)
-        }
-        if let wait = deviceReads.take(device.deviceID.uuidString) ?? userReads.take(device.userID) {
-            throw APIError.tooManyRequests(retryAfter: wait.secondsDouble, "Too many requests for this device or user; slow down.")
-        }
-        _ = try? await api.database { try await $0.devices.touch(deviceID: device.deviceID) }
         var context = context
-        context.device = device
+        let proof = try await gate.admit(request, context: context)
+        context.proof = proof
+        if authenticate {
+            context.device = try await gate.authenticate(proof, logger: context.logger)
+        }
         return try await next(request, context)
     }
 }

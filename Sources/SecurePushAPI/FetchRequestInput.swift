@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import NIOCore
 import SecurePushCore
 
 /// The body of `POST /v1/notifications/fetch`: `{"ids": [...]}` with 1 to `maxIDs` notification ids, exactly
@@ -9,6 +11,18 @@ struct FetchRequestInput {
 
     /// The distinct ids, in the order first given.
     var ids: [NotificationID]
+
+    /// Reads and parses the request's body, bounded by the body size limit and the body read timeout.
+    static func read(_ request: Request, limits: APILimits) async throws -> FetchRequestInput {
+        let (limit, timeout) = (limits.maxRequestBodyBytes, limits.bodyReadTimeout)
+        let body: ByteBuffer
+        do {
+            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
+        } catch is DeadlineExceeded {
+            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+        }
+        return try FetchRequestInput(json: Data(buffer: body))
+    }
 
     init(json: Data) throws {
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {

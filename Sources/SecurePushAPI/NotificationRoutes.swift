@@ -5,21 +5,23 @@ import SecurePushCore
 import SecurePushStore
 
 /// `GET /v1/notifications/{id}`, `GET /v1/notifications` and `POST /v1/notifications/fetch` (device
-/// credential). Every route that returns a payload also records, in the same statement, the
-/// notification's first read and this device's first fetch.
+/// credential). Each is one round trip: one SQL function checks the credential and reads; every route
+/// that returns a payload also records, in the same statement, the notification's first read and this
+/// device's first fetch. Invalid input is answered after the credential is checked, so a bad
+/// credential is always 401.
 struct NotificationRoutes: Sendable {
     let api: APIContext
+    let gate: DeviceGate
 
     func read(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let rawID = context.parameters.get("id") ?? ""
-        let device = try context.requireDevice()
-        guard let id = NotificationID(rawID) else {
+        let proof = try context.requireProof()
+        guard let id = NotificationID(context.parameters.get("id") ?? "") else {
+            _ = try await gate.authenticate(proof, logger: context.logger)
             throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
         }
-        let result = try await api.database {
-            try await $0.notifications.read(id: id.uuid, userID: device.userID, deviceID: device.deviceID)
-        }
-        switch result {
+        let access = try await api.database { try await $0.notifications.fetch(ids: [id.uuid], as: proof) }
+        let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
+        switch results.first?.result ?? .notFound {
         case .found(let notification):
             return JSONResponse.raw(.ok, NotificationJSON.single(notification))
         case .gone:
@@ -30,55 +32,29 @@ struct NotificationRoutes: Sendable {
     }
 
     func list(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let device = try context.requireDevice()
-        let query = request.uri.queryParameters
-        let unreadOnly: Bool
-        switch query.get("unread").map({ String($0) }) {
-        case nil, "false", "0": unreadOnly = false
-        case "true", "1": unreadOnly = true
-        default: throw APIError(.badRequest, code: "invalid_parameter", message: "\"unread\" must be true or false.")
+        let proof = try context.requireProof()
+        let query: ListQuery
+        do {
+            query = try ListQuery(request.uri.queryParameters)
+        } catch {
+            _ = try await gate.authenticate(proof, logger: context.logger)
+            throw error
         }
-        var limit = 50
-        if let raw = query.get("limit") {
-            guard let value = Int(raw), (1...100).contains(value) else {
-                throw APIError(.badRequest, code: "invalid_parameter", message: "\"limit\" must be an integer from 1 to 100.")
-            }
-            limit = value
+        let access = try await api.database {
+            try await $0.notifications.list(
+                as: proof, unreadOnly: query.unreadOnly, limit: query.limit, after: query.cursor, payloads: query.includePayload)
         }
-        var cursor: ListCursor?
-        if let raw = query.get("cursor") {
-            guard let parsed = ListCursor(token: String(raw)) else {
-                throw APIError(.badRequest, code: "invalid_cursor", message: "\"cursor\" must be a value returned as next_cursor.")
-            }
-            cursor = parsed
-        }
-        var includePayload = false
-        if let raw = query.get("include") {
-            guard raw == "payload" else {
-                throw APIError(.badRequest, code: "invalid_parameter", message: "\"include\" must be payload.")
-            }
-            includePayload = true
-        }
-        let after = cursor
-        if includePayload {
-            let pageSize = limit
-            let items = try await api.database {
-                try await $0.notifications.listFetching(
-                    userID: device.userID, deviceID: device.deviceID, unreadOnly: unreadOnly, limit: pageSize, after: after)
-            }
-            let page = items.prefix { $0.payloadJSON != nil }.prefix(limit)
+        let (_, items) = try await gate.resolve(access, proof: proof, logger: context.logger)
+        if query.includePayload {
+            let page = items.prefix { $0.payloadJSON != nil }.prefix(query.limit)
             let next = items.count > page.count ? page.last?.cursor.token : nil
             return JSONResponse.raw(.ok, NotificationJSON.page(page, nextCursor: next))
         }
-        let fetch = limit + 1
-        let items = try await api.database {
-            try await $0.notifications.list(userID: device.userID, unreadOnly: unreadOnly, limit: fetch, after: after)
-        }
-        let page = items.prefix(limit)
+        let page = items.prefix(query.limit)
         return try JSONResponse.make(
             NotificationPageBody(
                 notifications: page.map { NotificationItemBody(id: $0.id.uuidString.lowercased(), createdAt: $0.createdAt, readAt: $0.readAt) },
-                nextCursor: items.count > limit ? page.last?.cursor.token : nil
+                nextCursor: items.count > query.limit ? page.last?.cursor.token : nil
             )
         )
     }
@@ -86,18 +62,16 @@ struct NotificationRoutes: Sendable {
     /// `POST /v1/notifications/fetch`: the payloads of up to 50 of the caller's notifications in one round
     /// trip (one statement); ids that are unknown, another user's, expired or purged are listed as missing.
     func fetch(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let device = try context.requireDevice()
-        let (limit, timeout) = (api.limits.maxRequestBodyBytes, api.limits.bodyReadTimeout)
-        let body: ByteBuffer
+        let proof = try context.requireProof()
+        let ids: [UUID]
         do {
-            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
-            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+            ids = try await FetchRequestInput.read(request, limits: api.limits).ids.map(\.uuid)
+        } catch {
+            _ = try await gate.authenticate(proof, logger: context.logger)
+            throw error
         }
-        let ids = try FetchRequestInput(json: Data(buffer: body)).ids.map(\.uuid)
-        let results = try await api.database {
-            try await $0.notifications.fetch(ids: ids, userID: device.userID, deviceID: device.deviceID)
-        }
+        let access = try await api.database { try await $0.notifications.fetch(ids: ids, as: proof) }
+        let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
         return JSONResponse.raw(.ok, NotificationJSON.batch(results))
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -31,9 +30,6 @@ public struct InvalidInput: Error, CustomStringConvertible, Sendable {
 public struct DeviceStore: Sendable {
     let database: StoreDatabase
 
-    /// A hash no secret can match, compared against when the device id is unknown so both paths cost the same.
-    private static let decoyHash = [UInt8](SHA256.hash(data: Data("securepush-decoy".utf8)))
-
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
@@ -56,32 +52,19 @@ public struct DeviceStore: Sendable {
         }
     }
 
-    /// Checks a device credential in constant time (`device` is `nil` when unknown, wrong, or deactivated)
-    /// and, in the same round trip, how long any of `throttleKeys` is still blocked (seconds, 0 when none):
-    /// a blocked caller is answered 429 whatever the credential says.
-    public func authenticate(deviceID: UUID, secret: [UInt8], throttleKeys: [String]) async throws -> (
-        device: AuthenticatedDevice?, blockedFor: Double
-    ) {
+    /// Checks a device credential (`securepush.device_session`: digests compared in the database, a decoy
+    /// digest for unknown ids) together with the throttle keys' blocks, and records that the device was
+    /// seen, in one round trip.
+    public func authenticate(_ proof: DeviceProof) async throws -> DeviceAccess<Void> {
         let rows = try await database.query(
             """
-            SELECT d.user_id, d.secret_hash, d.active, b.blocked
-            FROM (SELECT securepush.auth_blocked_for(\(throttleKeys)::text[]) AS blocked) b
-            LEFT JOIN securepush.devices d ON d.id = \(deviceID)
+            SELECT user_id, blocked_for
+            FROM securepush.device_session(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
             """
         ).collect()
-        guard let row = rows.first else { return (nil, 0) }
-        let (userID, storedHash, active, blocked) = try row.decode((String?, ByteBuffer?, Bool?, Double).self)
-        let device = Self.check(userID: userID, storedHash: storedHash, active: active ?? false, deviceID: deviceID, secret: secret)
-        return (device, blocked)
-    }
-
-    /// The constant-time comparison: an unknown device compares against the decoy hash, so both paths cost the same.
-    static func check(userID: String?, storedHash: ByteBuffer?, active: Bool, deviceID: UUID, secret: [UInt8]) -> AuthenticatedDevice? {
-        let presented = [UInt8](SHA256.hash(data: secret))
-        let stored = storedHash.map { Array($0.readableBytesView) } ?? Self.decoyHash
-        let matches = ConstantTime.equal(presented, stored)
-        guard matches, active, storedHash != nil, let userID else { return nil }
-        return AuthenticatedDevice(deviceID: deviceID, userID: userID)
+        guard let row = rows.first else { return .refused(blockedFor: 0) }
+        let (userID, blockedFor) = try row.decode((String?, Double?).self)
+        return .from(userID: userID, blockedFor: blockedFor, deviceID: proof.deviceID, value: ())
     }
 
     /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.
@@ -94,31 +77,8 @@ public struct DeviceStore: Sendable {
         return DeviceRegistration(deviceID: id, deviceSecret: secret)
     }
 
-    /// Records that the device was seen (at most once a minute, to keep reads cheap).
-    public func touch(deviceID: UUID) async throws {
-        try await database.query(
-            """
-            UPDATE securepush.devices SET last_seen_at = now()
-            WHERE id = \(deviceID) AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
-            """
-        )
-    }
-
     /// Deactivates the device and cancels its pending deliveries.
     public func deactivate(deviceID: UUID, reason: String) async throws {
         try await database.query("SELECT securepush.deactivate_device(\(deviceID), \(reason))")
-    }
-}
-
-/// Constant-time comparison of secrets and hashes.
-public enum ConstantTime {
-    /// True when both byte arrays are equal; the time taken depends only on the lengths.
-    public static func equal(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices {
-            difference |= lhs[index] ^ rhs[index]
-        }
-        return difference == 0
     }
 }

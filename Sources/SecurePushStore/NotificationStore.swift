@@ -35,7 +35,7 @@ public struct NotificationSummary: Sendable {
     public var readAt: Date?
     /// Where a listing continues after this item.
     public var cursor: ListCursor
-    /// The payload as JSON text, when the listing included payloads (`listFetching`).
+    /// The payload as JSON text, when the listing included payloads.
     public var payloadJSON: String?
 }
 
@@ -75,29 +75,6 @@ public struct NotificationStore: Sendable {
     /// Creates the store on an injected client.
     public init(client: PostgresClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
-    }
-
-    /// The user's unexpired notifications (only unread ones when asked), newest first, after `cursor`.
-    public func list(userID: String, unreadOnly: Bool, limit: Int, after cursor: ListCursor?) async throws -> [NotificationSummary] {
-        let hasCursor = cursor != nil
-        let afterMicros = cursor?.createdAtMicros ?? 0
-        let afterID = cursor?.id ?? UUID()
-        let rows = try await database.query(
-            """
-            SELECT id, created_at, read_at, (extract(epoch FROM created_at) * 1000000)::bigint
-            FROM securepush.notifications
-            WHERE user_id = \(userID) AND expires_at > now() AND purged_at IS NULL
-              AND (NOT \(unreadOnly) OR read_at IS NULL)
-              AND (NOT \(hasCursor) OR (created_at, id) < ('epoch'::timestamptz + \(afterMicros) * interval '1 microsecond', \(afterID)))
-            ORDER BY created_at DESC, id DESC
-            LIMIT \(limit)
-            """
-        )
-        var items: [NotificationSummary] = []
-        for try await (id, createdAt, readAt, micros) in rows.decode((UUID, Date, Date?, Int64).self) {
-            items.append(NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id)))
-        }
-        return items
     }
 
     /// Purges payloads of expired notifications and, when `afterRead` is set, of notifications read that long ago.

@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import Logging
+import SecurePushStore
+import Synchronization
+
+/// What every device-credential route shares: the credential parsed into a `DeviceProof` (no database
+/// call), the read rate limits per device and per user, and the answer to a refused credential (401, or
+/// 429 while throttled, with the failure recorded). The database checks the proof in the same round trip
+/// as the route's own work (`DeviceAccess`).
+struct DeviceGate: Sendable {
+    let api: APIContext
+    let deviceReads: RateLimiter
+    let userReads: RateLimiter
+    /// The user of each device seen lately, so the per-user limit applies before the database is asked.
+    let owners: DeviceOwners
+
+    init(api: APIContext) {
+        self.api = api
+        self.deviceReads = RateLimiter(api.limits.deviceReads)
+        self.userReads = RateLimiter(api.limits.userReads)
+        self.owners = DeviceOwners()
+    }
+
+    /// The request's proof, after the rate limits of its device and (when known) its user: 429 when either
+    /// is spent. A missing or malformed credential is a failed attempt (throttled per client address).
+    func admit(_ request: Request, context: APIRequestContext) async throws -> DeviceProof {
+        let client = context.clientAddress(request, trustedProxies: api.limits.trustedProxies)
+        guard let credential = DeviceCredential(authorization: request.headers[.authorization]) else {
+            let keys = AuthThrottle.keys(client: client)
+            let throttle = AuthThrottle(api: api)
+            try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
+            try await throttle.fail(
+                keys: keys, deviceID: nil, kind: "device credential missing or malformed",
+                unauthorized: .unauthorized("A device credential is required: Authorization: Bearer <device_id>.<device_secret>."),
+                logger: context.logger)
+        }
+        let deviceID = credential.deviceID
+        if let wait = deviceReads.take(deviceID.uuidString) ?? owners[deviceID].flatMap({ userReads.take($0) }) {
+            throw APIError.tooManyRequests(retryAfter: wait.secondsDouble, "Too many requests for this device or user; slow down.")
+        }
+        return DeviceProof(deviceID: deviceID, secret: credential.secret, throttleKeys: AuthThrottle.keys(client: client, deviceID: deviceID))
+    }
+
+    /// The device and the value of a granted access; a refused one answers 429 while a throttle key is
+    /// blocked, else records the failure and answers 401 (or 429 when that failure started a block).
+    func resolve<Value>(_ access: DeviceAccess<Value>, proof: DeviceProof, logger: Logger) async throws -> (AuthenticatedDevice, Value) {
+        switch access {
+        case .granted(let device, let value):
+            if owners.remember(device) {
+                _ = userReads.take(device.userID)
+            }
+            return (device, value)
+        case .refused(let blockedFor):
+            let throttle = AuthThrottle(api: api)
+            try throttle.refuseIfBlocked(blockedFor)
+            try await throttle.fail(
+                keys: proof.throttleKeys, deviceID: proof.deviceID, kind: "device credential invalid",
+                unauthorized: .unauthorized("The device credential is invalid or revoked."), logger: logger)
+        }
+    }
+
+    /// Checks the proof on its own: for routes that do more than read, and for requests whose input is
+    /// invalid (so a bad credential is answered 401 before a bad parameter is answered 400).
+    func authenticate(_ proof: DeviceProof, logger: Logger) async throws -> AuthenticatedDevice {
+        let access = try await api.database { try await $0.devices.authenticate(proof) }
+        return try await resolve(access, proof: proof, logger: logger).0
+    }
+}
+
+/// Which user each recently seen device belongs to (bounded: forgotten wholesale past 10,000 devices).
+final class DeviceOwners: Sendable {
+    private let owners = Mutex<[UUID: String]>([:])
+    private static let limit = 10_000
+
+    subscript(deviceID: UUID) -> String? {
+        owners.withLock { $0[deviceID] }
+    }
+
+    /// Records the device's user; true when it was not known (its request has not yet counted for the user).
+    func remember(_ device: AuthenticatedDevice) -> Bool {
+        owners.withLock { owners in
+            if owners[device.deviceID] == device.userID { return false }
+            if owners.count >= Self.limit { owners.removeAll(keepingCapacity: true) }
+            owners[device.deviceID] = device.userID
+            return true
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import PostgresNIO
+
+/// One requested id and what fetching it found.
+public struct FetchedNotification: Sendable {
+    /// The id as requested.
+    public var id: UUID
+    /// The payload (now fetched by the device and read), `gone` or `notFound`.
+    public var result: ReadResult
+}
+
+/// Device reads: each is one call of one SQL function (`sql/007_device_reads.sql`) that checks the
+/// credential and the throttle, records that the device was seen, and reads, in one round trip.
+extension NotificationStore {
+    /// Returns the payloads of the device user's notifications among `ids`, in the order given (give each
+    /// id once), and records in the same statement the first read (`read_at`, `read_by_device`) of each and
+    /// this device's first fetch (`securepush.fetches`). Another user's notification is `notFound`, exactly
+    /// like an unknown id, and is not touched. Rows are locked in id order, so concurrent fetches of
+    /// overlapping sets cannot deadlock.
+    public func fetch(ids: [UUID], as proof: DeviceProof) async throws -> DeviceAccess<[FetchedNotification]> {
+        let rows = try await database.query(
+            """
+            SELECT user_id, blocked_for, id, owned, live, payload, created_at, read_at
+            FROM securepush.device_fetch(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(ids)::uuid[])
+            """
+        )
+        var session: (userID: String?, blockedFor: Double?)?
+        var results: [FetchedNotification] = []
+        results.reserveCapacity(ids.count)
+        for try await row in rows.decode((String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?).self) {
+            let (userID, blockedFor, id, owned, live, payload, createdAt, readAt) = row
+            guard let id else {
+                session = (userID, blockedFor)
+                continue
+            }
+            let result: ReadResult
+            if let payload, let createdAt, live == true {
+                result = .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
+            } else {
+                result = owned == true ? .gone : .notFound
+            }
+            results.append(FetchedNotification(id: id, result: result))
+        }
+        return .from(userID: session?.userID, blockedFor: session?.blockedFor, deviceID: proof.deviceID, value: results)
+    }
+
+    /// The device user's unexpired notifications (only unread ones when asked), newest first, after
+    /// `cursor`: at most `limit + 1` items, so the caller knows whether a next page exists. With
+    /// `payloads`, the first `limit` items are fetched by this device and marked read in the same statement
+    /// (as `fetch` does) and carry their payloads; the extra item has none; an item whose payload was
+    /// purged while the page was being read is left out.
+    public func list(
+        as proof: DeviceProof, unreadOnly: Bool, limit: Int, after cursor: ListCursor?, payloads: Bool
+    ) async throws -> DeviceAccess<[NotificationSummary]> {
+        let afterMicros = cursor?.createdAtMicros ?? 0
+        let afterID = cursor?.id
+        let rows = try await database.query(
+            """
+            SELECT user_id, blocked_for, id, created_at, read_at, micros, payload
+            FROM securepush.device_list(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
+                                        \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
+            """
+        )
+        var session: (userID: String?, blockedFor: Double?)?
+        var items: [NotificationSummary] = []
+        for try await row in rows.decode((String?, Double?, UUID?, Date?, Date?, Int64?, String?).self) {
+            let (userID, blockedFor, id, createdAt, readAt, micros, payload) = row
+            guard let id, let createdAt, let micros else {
+                session = (userID, blockedFor)
+                continue
+            }
+            var item = NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
+            item.payloadJSON = payload
+            items.append(item)
+        }
+        return .from(userID: session?.userID, blockedFor: session?.blockedFor, deviceID: proof.deviceID, value: items)
+    }
+}

@@ -1,0 +1,154 @@
+-- Device reads in one round trip: each read API request (read one, batch fetch, list, list with payloads)
+-- is one call of one function that checks the device credential, the failed-authentication throttle and
+-- records that the device was seen, then does the read, so a request costs one statement and its plans
+-- are cached per connection.
+--
+-- The credential check compares SHA-256 digests: the caller hashes the presented secret and the stored
+-- value is the hash of the issued secret. A comparison of digests that stops at the first differing byte
+-- tells an attacker nothing about the secret (they cannot choose digest bytes), and an unknown device id
+-- is compared against a decoy digest, so both paths do the same work.
+--
+-- `device_fetch` and `device_list` return the session first: one row with `user_id` (NULL when the credential is
+-- refused: unknown, wrong, inactive, or throttled) and `blocked_for` (seconds any throttle key is still
+-- blocked, 0 when none); the other columns of that row are NULL. The rows after it are the read's results,
+-- with `user_id` and `blocked_for` NULL.
+
+-- The credential check on its own (the routes that do more than read use it).
+CREATE FUNCTION securepush.device_session(p_device uuid, p_secret_hash bytea, p_throttle_keys text[])
+RETURNS TABLE (user_id text, blocked_for double precision)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    blocked double precision := securepush.auth_blocked_for(p_throttle_keys);
+    owner text;
+    stored bytea;
+    is_active boolean;
+    seen timestamptz;
+    matches boolean;
+BEGIN
+    SELECT d.user_id, d.secret_hash, d.active, d.last_seen_at INTO owner, stored, is_active, seen
+    FROM securepush.devices d WHERE d.id = p_device;
+    matches := coalesce(stored, '\x7e644e95075aaf8040509175894c5cdb329f0ed60360c04cfb69b4825304b460'::bytea) = p_secret_hash;
+    IF blocked > 0 OR stored IS NULL OR NOT matches OR NOT is_active THEN
+        RETURN QUERY SELECT NULL::text, blocked;
+        RETURN;
+    END IF;
+    -- Seen: written at most once a minute, to keep reads cheap.
+    IF seen IS NULL OR seen < now() - interval '1 minute' THEN
+        UPDATE securepush.devices d SET last_seen_at = now() WHERE d.id = p_device;
+    END IF;
+    RETURN QUERY SELECT owner, blocked;
+END
+$$;
+
+-- Fetches the user's notifications among `p_ids` for one device: in the same statement it records the
+-- first read (`read_at`, `read_by_device`) of each live one and this device's first fetch. Rows are
+-- locked in id order, so concurrent fetches of overlapping sets cannot deadlock, and a fetch that waited
+-- for a concurrent first read returns that read's `read_at`. Another user's notification is not
+-- touched and is reported exactly like an unknown id (`owned` false).
+CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[])
+RETURNS TABLE (id uuid, owned boolean, live boolean, payload text, created_at timestamptz, read_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH locked AS (
+        SELECT n.id, n.payload::text AS payload, n.created_at, n.read_at,
+               (n.expires_at > now() AND n.purged_at IS NULL) AS live
+        FROM securepush.notifications n
+        WHERE n.id = ANY(p_ids) AND n.user_id = p_user
+        ORDER BY n.id
+        FOR NO KEY UPDATE
+    ),
+    marked AS (
+        UPDATE securepush.notifications n SET read_at = now(), read_by_device = p_device
+        FROM locked l
+        WHERE n.id = l.id AND l.live AND l.read_at IS NULL
+        RETURNING n.id, n.read_at
+    ),
+    fetched AS (
+        INSERT INTO securepush.fetches (notification_id, device_id)
+        SELECT l.id, p_device FROM locked l WHERE l.live
+        ON CONFLICT (notification_id, device_id) DO NOTHING
+    )
+    SELECT w.id, l.id IS NOT NULL, coalesce(l.live, false), CASE WHEN l.live THEN l.payload END, l.created_at,
+           coalesce(m.read_at, l.read_at)
+    FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
+    LEFT JOIN locked l ON l.id = w.id
+    LEFT JOIN marked m ON m.id = w.id
+    ORDER BY w.ord;
+END
+$$;
+
+-- `GET /v1/notifications/{id}` and `POST /v1/notifications/fetch`: the session row, then one row per
+-- requested id in the order given (`securepush.fetch_for_device`).
+CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[])
+RETURNS TABLE (user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text,
+               created_at timestamptz, read_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    auth record;
+BEGIN
+    SELECT s.user_id, s.blocked_for INTO auth FROM securepush.device_session(p_device, p_secret_hash, p_throttle_keys) s;
+    RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::boolean, NULL::boolean, NULL::text,
+                        NULL::timestamptz, NULL::timestamptz;
+    IF auth.user_id IS NULL OR coalesce(cardinality(p_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at
+                 FROM securepush.fetch_for_device(auth.user_id, p_device, p_ids) f;
+END
+$$;
+
+-- `GET /v1/notifications`: the session row, then the user's unexpired notifications (unread only when
+-- asked), newest first, after the cursor (`p_after_id` NULL: from the newest), at most `p_limit + 1`
+-- rows so the caller knows whether a next page exists. With `p_with_payloads`, the first `p_limit` are
+-- fetched by this device and marked read (`securepush.fetch_for_device`) and carry their payloads; the
+-- extra row has none; an item purged while the page was read is left out.
+CREATE FUNCTION securepush.device_list(
+    p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer,
+    p_after_micros bigint, p_after_id uuid, p_with_payloads boolean
+)
+RETURNS TABLE (user_id text, blocked_for double precision, id uuid, created_at timestamptz, read_at timestamptz,
+               micros bigint, payload text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    auth record;
+BEGIN
+    SELECT s.user_id, s.blocked_for INTO auth FROM securepush.device_session(p_device, p_secret_hash, p_throttle_keys) s;
+    RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
+                        NULL::text;
+    IF auth.user_id IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    WITH page AS (
+        SELECT n.id, n.created_at, n.read_at, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
+               row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
+        FROM (
+            SELECT n.id, n.created_at, n.read_at
+            FROM securepush.notifications n
+            WHERE n.user_id = auth.user_id AND n.expires_at > now() AND n.purged_at IS NULL
+              AND (NOT p_unread_only OR n.read_at IS NULL)
+              AND (p_after_id IS NULL
+                   OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond', p_after_id))
+            ORDER BY n.created_at DESC, n.id DESC
+            LIMIT p_limit + 1
+        ) n
+    ),
+    fetched AS (
+        SELECT f.id, f.live, f.payload, f.read_at
+        FROM securepush.fetch_for_device(auth.user_id, p_device,
+                                         CASE WHEN p_with_payloads THEN ARRAY(SELECT p.id FROM page p WHERE p.position <= p_limit)
+                                              ELSE '{}'::uuid[] END) f
+    )
+    SELECT NULL::text, NULL::double precision, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
+           CASE WHEN f.live THEN f.payload END
+    FROM page p
+    LEFT JOIN fetched f ON f.id = p.id
+    WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
+    ORDER BY p.position;
+END
+$$;
