@@ -31,6 +31,7 @@ public enum APIRouter {
         router.get("/healthz", use: operations.health)
         router.get("/readyz", use: operations.ready)
         router.get("/status", use: operations.status)
+        router.get("/status.html", use: operations.statusPage)
         router.get("/metrics", use: operations.metrics)
         router.get("/openapi.json", use: operations.openAPI)
         router.get("/v1/webpush/key", use: WebPushRoutes(api: api).key)

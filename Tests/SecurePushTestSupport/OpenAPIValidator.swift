@@ -34,7 +34,16 @@ public enum OpenAPIValidator {
         for name in declared["headers"]?.objectKeys ?? [] where headers[HTTPField.Name(name)!] == nil {
             problems.append("\(label): documented header \(name) missing")
         }
-        if let schema = declared["content"]?["application/json"]?["schema"] {
+        let documented = declared["content"]?.objectKeys ?? []
+        guard !documented.isEmpty else { return problems }
+        // The body is checked against the media type the response says it is, which must be documented.
+        let mediaType = headers[.contentType].flatMap { $0.split(separator: ";").first }.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard let mediaType, documented.contains(mediaType) else {
+            return problems + ["\(label): content type \(mediaType ?? "(none)") not documented (\(documented.sorted().joined(separator: ", ")))"]
+        }
+        if mediaType == "application/json", let schema = declared["content"]?["application/json"]?["schema"] {
             guard let body = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)) else {
                 return problems + ["\(label): body is not JSON"]
             }
