@@ -8,74 +8,70 @@
 -- tells an attacker nothing about the secret (they cannot choose digest bytes), and an unknown device id
 -- is compared against a decoy digest, so both paths do the same work.
 --
--- `device_fetch` and `device_list` return the session first: one row with `user_id` (NULL when the credential is
+-- `device_fetch` and `device_list` return the session (`device_check`) first: one row with `user_id` (NULL when the credential is
 -- refused: unknown, wrong, inactive, or throttled) and `blocked_for` (seconds any throttle key is still
 -- blocked, 0 when none); the other columns of that row are NULL. The rows after it are the read's results,
 -- with `user_id` and `blocked_for` NULL.
 
--- The credential check on its own (the routes that do more than read use it).
-CREATE FUNCTION securepush.device_session(p_device uuid, p_secret_hash bytea, p_throttle_keys text[])
-RETURNS TABLE (user_id text, blocked_for double precision)
+-- The credential check: the device's user when the digest matches an active device and no throttle key
+-- is blocked (else NULL), how long any throttle key is still blocked (0 when none); records that the
+-- device was seen (at most once a minute, to keep reads cheap). The routes that do more than read call
+-- it on its own.
+CREATE FUNCTION securepush.device_check(
+    p_device uuid, p_secret_hash bytea, p_throttle_keys text[], OUT user_id text, OUT blocked_for double precision
+)
 LANGUAGE plpgsql AS $$
-#variable_conflict use_column
 DECLARE
-    blocked double precision := securepush.auth_blocked_for(p_throttle_keys);
     owner text;
     stored bytea;
     is_active boolean;
     seen timestamptz;
-    matches boolean;
 BEGIN
+    blocked_for := securepush.auth_blocked_for(p_throttle_keys);
     SELECT d.user_id, d.secret_hash, d.active, d.last_seen_at INTO owner, stored, is_active, seen
     FROM securepush.devices d WHERE d.id = p_device;
-    matches := coalesce(stored, '\x7e644e95075aaf8040509175894c5cdb329f0ed60360c04cfb69b4825304b460'::bytea) = p_secret_hash;
-    IF blocked > 0 OR stored IS NULL OR NOT matches OR NOT is_active THEN
-        RETURN QUERY SELECT NULL::text, blocked;
+    IF coalesce(stored, '\x7e644e95075aaf8040509175894c5cdb329f0ed60360c04cfb69b4825304b460'::bytea) IS DISTINCT FROM p_secret_hash
+       OR stored IS NULL OR is_active IS NOT TRUE OR blocked_for > 0 THEN
         RETURN;
     END IF;
-    -- Seen: written at most once a minute, to keep reads cheap.
     IF seen IS NULL OR seen < now() - interval '1 minute' THEN
         UPDATE securepush.devices d SET last_seen_at = now() WHERE d.id = p_device;
     END IF;
-    RETURN QUERY SELECT owner, blocked;
+    user_id := owner;
 END
 $$;
 
--- Fetches the user's notifications among `p_ids` for one device: in the same statement it records the
--- first read (`read_at`, `read_by_device`) of each live one and this device's first fetch. Rows are
--- locked in id order, so concurrent fetches of overlapping sets cannot deadlock, and a fetch that waited
--- for a concurrent first read returns that read's `read_at`. Another user's notification is not
--- touched and is reported exactly like an unknown id (`owned` false).
+-- Fetches the user's live notifications among `p_ids` for one device, in one statement: each is marked
+-- read (`read_at`, `read_by_device`) unless it already was, and this device's first fetch is recorded.
+-- One write per row: a concurrent first read by another device waits for the row and then returns that
+-- read's `read_at` (the update keeps the first values). Expired or purged ones are `owned` but not
+-- `live`; another user's notification is not touched and is reported exactly like an unknown id
+-- (`owned` false). Rows come back in the order of `p_ids`.
 CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[])
 RETURNS TABLE (id uuid, owned boolean, live boolean, payload text, created_at timestamptz, read_at timestamptz)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    WITH locked AS (
-        SELECT n.id, n.payload::text AS payload, n.created_at, n.read_at,
-               (n.expires_at > now() AND n.purged_at IS NULL) AS live
-        FROM securepush.notifications n
-        WHERE n.id = ANY(p_ids) AND n.user_id = p_user
-        ORDER BY n.id
-        FOR NO KEY UPDATE
-    ),
-    marked AS (
-        UPDATE securepush.notifications n SET read_at = now(), read_by_device = p_device
-        FROM locked l
-        WHERE n.id = l.id AND l.live AND l.read_at IS NULL
-        RETURNING n.id, n.read_at
+    WITH marked AS (
+        UPDATE securepush.notifications n
+        SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, p_device)
+        WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND n.expires_at > now() AND n.purged_at IS NULL
+        RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT l.id, p_device FROM locked l WHERE l.live
+        SELECT m.id, p_device FROM marked m
         ON CONFLICT (notification_id, device_id) DO NOTHING
+    ),
+    dead AS (
+        SELECT n.id FROM securepush.notifications n
+        WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
     )
-    SELECT w.id, l.id IS NOT NULL, coalesce(l.live, false), CASE WHEN l.live THEN l.payload END, l.created_at,
-           coalesce(m.read_at, l.read_at)
+    SELECT w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at
     FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
-    LEFT JOIN locked l ON l.id = w.id
     LEFT JOIN marked m ON m.id = w.id
+    LEFT JOIN dead d ON d.id = w.id
     ORDER BY w.ord;
 END
 $$;
@@ -90,7 +86,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     auth record;
 BEGIN
-    SELECT s.user_id, s.blocked_for INTO auth FROM securepush.device_session(p_device, p_secret_hash, p_throttle_keys) s;
+    SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::boolean, NULL::boolean, NULL::text,
                         NULL::timestamptz, NULL::timestamptz;
     IF auth.user_id IS NULL OR coalesce(cardinality(p_ids), 0) = 0 THEN
@@ -117,7 +113,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     auth record;
 BEGIN
-    SELECT s.user_id, s.blocked_for INTO auth FROM securepush.device_session(p_device, p_secret_hash, p_throttle_keys) s;
+    SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
                         NULL::text;
     IF auth.user_id IS NULL THEN

@@ -2,7 +2,8 @@ import Foundation
 import HTTPTypes
 import SecurePushCore
 
-/// A device credential as presented: `Authorization: Bearer <device_id>.<device_secret>`.
+/// A device credential as presented: `Authorization: Bearer <device_id>.<device_secret>`. Parsed on the
+/// header's bytes: it is on every read, so it avoids Foundation's string machinery.
 public struct DeviceCredential: Sendable {
     /// The device id.
     public var deviceID: UUID
@@ -11,31 +12,99 @@ public struct DeviceCredential: Sendable {
 
     /// Parses the header; `nil` when absent or malformed.
     public init?(authorization: String?) {
-        guard let authorization, let bearer = BearerToken.parse(authorization) else { return nil }
-        let parts = bearer.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count == 36, let id = UUID(uuidString: String(parts[0])),
-            let secret = Base64URL.decode(String(parts[1])), secret.count == 32
+        guard let authorization, let token = BearerToken.parseBytes(authorization), token.count == 36 + 1 + 43, token[36] == UInt8(ascii: ".")
         else { return nil }
+        guard let id = Self.uuid(token[0..<36]), let secret = Base64URL.decode(token[37...]), secret.count == 32 else { return nil }
         self.deviceID = id
         self.secret = secret
+    }
+
+    /// A UUID in its 36-character form (either case).
+    static func uuid(_ text: ArraySlice<UInt8>) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var index = text.startIndex
+        var written = 0
+        while index < text.endIndex {
+            let offset = index - text.startIndex
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard text[index] == UInt8(ascii: "-") else { return nil }
+                index += 1
+                continue
+            }
+            guard let high = Self.hexValue(text[index]), let low = Self.hexValue(text[index + 1]) else { return nil }
+            bytes[written] = high << 4 | low
+            written += 1
+            index += 2
+        }
+        return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 
 /// `Authorization: Bearer <token>` parsing.
 enum BearerToken {
+    /// The token of a bearer header: the scheme in any case, optional spaces or tabs around, at most 8192
+    /// bytes, no space inside.
     static func parse(_ header: String) -> String? {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty, token.count <= 8192, !token.contains(" ") else { return nil }
-        return token
+        parseBytes(header).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func parseBytes(_ header: String) -> [UInt8]? {
+        var bytes = Array(header.utf8)[...]
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }
+        guard bytes.count > 7 else { return nil }
+        let scheme = bytes.prefix(6).map { $0 | 0x20 }  // ASCII lowercase
+        guard scheme.elementsEqual("bearer".utf8), bytes[bytes.startIndex + 6] == UInt8(ascii: " ") else { return nil }
+        var token = bytes.dropFirst(7)
+        while let first = token.first, isBlank(first) { token = token.dropFirst() }
+        guard !token.isEmpty, token.count <= 8192, !token.contains(where: isBlank) else { return nil }
+        return Array(token)
     }
 }
 
 /// base64url without padding: only its alphabet is accepted here (no padding, no whitespace).
 enum Base64URL {
     static func decode(_ text: String) -> [UInt8]? {
-        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-        return Data(base64URLEncoded: text).map { [UInt8]($0) }
+        decode(Array(text.utf8)[...])
+    }
+
+    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in text {
+            guard let value = Self.value(byte) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return output
+    }
+
+    private static func value(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 }

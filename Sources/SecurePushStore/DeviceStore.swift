@@ -52,14 +52,14 @@ public struct DeviceStore: Sendable {
         }
     }
 
-    /// Checks a device credential (`securepush.device_session`: digests compared in the database, a decoy
+    /// Checks a device credential (`securepush.device_check`: digests compared in the database, a decoy
     /// digest for unknown ids) together with the throttle keys' blocks, and records that the device was
     /// seen, in one round trip.
     public func authenticate(_ proof: DeviceProof) async throws -> DeviceAccess<Void> {
         let rows = try await database.query(
             """
             SELECT user_id, blocked_for
-            FROM securepush.device_session(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
+            FROM securepush.device_check(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
             """
         ).collect()
         guard let row = rows.first else { return .refused(blockedFor: 0) }
