@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Runs the real processes the deployment artifacts describe and saves what their /metrics expose, for
+metric_names.py. Against a migrated-from-empty database (DATABASE_URL of a private cluster):
+
+- `securepush migrate`, `serve --role api` and `serve --role dispatcher` with the exact command lines of
+  deploy/systemd's units (their ExecStart shell, the credentials in a temporary credentials directory);
+- `serve --role all` pushing to Web Push only, to a local HTTPS push service that answers 503, so a real
+  circuit breaker opens (and the dispatcher metrics of a process that serves HTTP exist);
+- postgres_exporter with deploy/prometheus/postgres-exporter-queries.yaml.
+
+Traffic: devices registered with securepush.register_device (simulated, apns with no dispatcher for it,
+webpush to the failing service), notifications inserted with plain SQL, one fetched over the read API.
+It waits (with deadlines) until each series the checks need is there, then writes api.metrics,
+all.metrics and exporter.metrics into --output. Exits non-zero with the reason on any failure."""
+import argparse
+import base64
+import datetime
+import http.server
+import json
+import os
+import re
+import shlex
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, check, timeout=60.0, interval=0.2):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except Exception as error:  # noqa: BLE001 - reported at the deadline
+            last = error
+        time.sleep(interval)
+    raise SystemExit(f"live metrics: timed out after {timeout:.0f} s waiting for {what}" + (f" (last error: {last})" if last else ""))
+
+
+def get(url, headers=None, timeout=5):
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.status, response.read().decode()
+
+
+def unit_command(unit_path, binary, credentials):
+    """The shell script of a unit's ExecStart=/bin/sh -c '...', as systemd would run it."""
+    text = open(unit_path, encoding="utf-8").read()
+    match = re.search(r"^ExecStart=/bin/sh -c '(.*)'$", text, re.M)
+    if not match:
+        raise SystemExit(f"live metrics: {unit_path} has no ExecStart=/bin/sh -c '...' line")
+    script = match.group(1).replace("$$", "$").replace("%d", credentials)
+    if "/usr/local/bin/securepush " not in script:
+        raise SystemExit(f"live metrics: {unit_path} does not run /usr/local/bin/securepush")
+    return script.replace("/usr/local/bin/securepush ", shlex.quote(binary) + " ")
+
+
+def make_tls(folder):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    import ipaddress
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = os.path.join(folder, "push.crt"), os.path.join(folder, "push.key")
+    open(cert_path, "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+    open(key_path, "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class Failing(http.server.BaseHTTPRequestHandler):
+    """A Web Push service that is down: every push answers 503."""
+    requests = 0
+
+    def do_POST(self):  # noqa: N802 - the stdlib's name
+        Failing.requests += 1
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--securepush", required=True)
+    parser.add_argument("--exporter", required=True)
+    parser.add_argument("--psql", required=True)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--root", required=True, help="the repository")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="securepush-deploy-check.")
+    credentials = os.path.join(work, "credentials")
+    os.makedirs(credentials)
+    open(os.path.join(credentials, "database-url"), "w").write(args.database_url + "\n")
+    open(os.path.join(credentials, "user-jwt-secret"), "w").write(base64.b64encode(os.urandom(32)).decode() + "\n")
+    units = os.path.join(args.root, "deploy", "systemd")
+    processes = []
+    logs = {}
+
+    def psql(sql):
+        return subprocess.run([args.psql, args.database_url, "-qAtX", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    def start(name, command, env, shell=False):
+        log = open(os.path.join(args.output, f"{name}.log"), "w")
+        logs[name] = log.name
+        process = subprocess.Popen(command if not shell else ["/bin/sh", "-c", command], env=env, stdout=log, stderr=subprocess.STDOUT)
+        processes.append((name, process))
+        return process
+
+    def alive(name, process):
+        if process.poll() is not None:
+            raise SystemExit(f"live metrics: {name} exited with status {process.returncode}; its log:\n"
+                             + open(logs[name], encoding="utf-8", errors="replace").read()[-3000:])
+        return True
+
+    base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "SECUREPUSH_LOG_LEVEL": "info"}
+    try:
+        # migrate, exactly as securepush-migrate.service runs it.
+        migrate = subprocess.run(["/bin/sh", "-c", unit_command(os.path.join(units, "securepush-migrate.service"), args.securepush, credentials)],
+                                 env=base_env, capture_output=True, text=True, timeout=120)
+        if migrate.returncode != 0:
+            raise SystemExit(f"live metrics: the migrate unit's command failed:\n{migrate.stdout}{migrate.stderr}")
+        print(f"live metrics: migrate unit command: {migrate.stdout.strip()}")
+
+        # The API and a dispatcher, as their units run them, with the settings securepush.env.example would give.
+        api_port = free_port()
+        api_env = dict(base_env, SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(api_port), SECUREPUSH_FETCH_STATS_INTERVAL="500ms",
+                       SECUREPUSH_PROVIDERS="apns,fcm,webpush")  # the shared env file lists the dispatchers' platforms
+        api = start("api", unit_command(os.path.join(units, "securepush-api.service"), args.securepush, credentials), api_env, shell=True)
+        dispatcher_env = dict(base_env, SECUREPUSH_PROVIDERS="simulated", SECUREPUSH_SIMULATED_OUTBOX=os.path.join(work, "outbox.jsonl"),
+                              SECUREPUSH_HEARTBEAT_INTERVAL="1s")
+        dispatcher = start("dispatcher", unit_command(os.path.join(units, "securepush-dispatcher@.service"), args.securepush, credentials),
+                           dispatcher_env, shell=True)
+
+        # A `--role all` process pushing Web Push to a local service that is down.
+        cert, key = make_tls(work)
+        push_port = free_port()
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", push_port), Failing)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        vapid = ec.generate_private_key(ec.SECP256R1())
+        vapid_path = os.path.join(work, "vapid.pem")
+        open(vapid_path, "wb").write(vapid.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        all_port = free_port()
+        all_env = dict(base_env, DATABASE_URL=args.database_url, SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(all_port),
+                       SECUREPUSH_USER_JWT_SECRET=base64.b64encode(os.urandom(32)).decode(),
+                       SECUREPUSH_PROVIDERS="webpush", SECUREPUSH_WEBPUSH_VAPID_KEY_FILE=vapid_path,
+                       SECUREPUSH_WEBPUSH_SUBJECT="mailto:ops@example.com", SECUREPUSH_WEBPUSH_NAVIGATE_URL="https://example.com/n/{id}",
+                       SECUREPUSH_WEBPUSH_CA_FILE=cert, SECUREPUSH_WEBPUSH_ALLOWED_HOSTS="localhost",
+                       SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS="127.0.0.0/8,::1/128", SECUREPUSH_HEARTBEAT_INTERVAL="1s",
+                       SECUREPUSH_RETRY_BASE="100ms", SECUREPUSH_RETRY_MAX="1s", SECUREPUSH_WEBPUSH_TIMEOUT="2s")
+        everything = start("all", [args.securepush, "serve", "--role", "all"], all_env)
+
+        exporter_port = free_port()
+        dsn = args.database_url.replace("postgres://", "postgresql://", 1)
+        exporter = start("exporter", [args.exporter, f"--web.listen-address=127.0.0.1:{exporter_port}",
+                                      "--extend.query-path=" + os.path.join(args.root, "deploy", "prometheus", "postgres-exporter-queries.yaml")],
+                         dict(base_env, DATA_SOURCE_NAME=dsn))
+
+        for name, port, process in (("api", api_port, api), ("all", all_port, everything)):
+            wait_for(f"{name}'s /readyz", lambda: alive(name, process) and get(f"http://127.0.0.1:{port}/readyz")[0] == 200)
+        wait_for("two alive dispatchers", lambda: alive("dispatcher", dispatcher)
+                 and psql("SELECT count(*) FROM securepush.dispatchers WHERE stopped_at IS NULL AND last_seen_at > now() - interval '30 seconds'") == "2")
+
+        # Devices: one simulated (fetches), one apns (no dispatcher pushes apns: it waits), one Web Push (a failing service).
+        simulated = psql("SELECT device_id || '.' || device_secret FROM securepush.register_device('user-sim', 'simulated', 'sim-token')")
+        psql("SELECT securepush.register_device('user-apns', 'apns', repeat('ab', 32), '{\"environment\":\"sandbox\"}')")
+        subscriber = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+        options = json.dumps({"p256dh": b64(subscriber), "auth": b64(os.urandom(16))})
+        psql(f"SELECT securepush.register_device('user-web', 'webpush', 'https://localhost:{push_port}/push/1', '{options}')")
+        ids = psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-sim', '{\"n\":1}' RETURNING id").splitlines()
+        psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-apns', '{\"n\":1}' FROM generate_series(1, 3)")
+        psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-web', '{\"n\":1}' FROM generate_series(1, 8)")
+
+        wait_for("the simulated push to be sent", lambda: psql(
+            f"SELECT count(*) FROM securepush.delivery_log WHERE notification_id = '{ids[0]}' AND outcome = 'sent'") == "1")
+        status, body = get(f"http://127.0.0.1:{api_port}/v1/notifications/{ids[0]}", {"Authorization": f"Bearer {simulated}"})
+        if status != 200 or json.loads(body)["id"] != ids[0]:
+            raise SystemExit(f"live metrics: the device's fetch answered {status}")
+        get(f"http://127.0.0.1:{api_port}/status")
+
+        def scrape(port, path="/metrics"):
+            return get(f"http://127.0.0.1:{port}{path}")[1]
+        wait_for("the API's fetch-lifecycle gauges (securepush_fetch_ratio)", lambda: alive("api", api)
+                 and re.search(r'^securepush_fetch_ratio\{platform="simulated"\} 1', scrape(api_port), re.M), timeout=30)
+        wait_for("the Web Push circuit breaker to open (securepush_circuit_open 1)", lambda: alive("all", everything)
+                 and re.search(r'^securepush_circuit_open\{[^}]*platform="webpush"[^}]*\} 1(\.0)?$', scrape(all_port), re.M), timeout=60)
+        exporter_needs = ["securepush_queue_pending", "securepush_queue_lag_seconds", "securepush_dispatchers_alive",
+                          "securepush_deliveries_finished_last_5m", "securepush_circuits_not_closed", "pg_up"]
+        wait_for("postgres_exporter's SecurePush series (" + ", ".join(exporter_needs) + ")", lambda: alive("exporter", exporter)
+                 and all(re.search(rf"^{name}[{{ ]", scrape(exporter_port), re.M) for name in exporter_needs), timeout=60)
+        exporter_text = scrape(exporter_port)
+        errors = re.findall(r"^pg_exporter_user_queries_load_error\{.*\} 1", exporter_text, re.M)
+        if errors:
+            raise SystemExit(f"live metrics: postgres_exporter could not load the queries file: {errors}")
+        for name, text in (("api", scrape(api_port)), ("all", scrape(all_port)), ("exporter", exporter_text)):
+            open(os.path.join(args.output, f"{name}.metrics"), "w").write(text)
+        lag = re.search(r"^securepush_queue_lag_seconds(\{[^}]*\})? (\S+)", exporter_text, re.M).group(2)
+        print(f"live metrics: api, dispatcher (unit command lines), all (Web Push breaker opened after {Failing.requests} "
+              f"pushes to the failing service) and postgres_exporter scraped (queue lag {lag} s) into {args.output}")
+    finally:
+        for name, process in reversed(processes):
+            if process.poll() is None:
+                process.terminate()
+        for name, process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()
