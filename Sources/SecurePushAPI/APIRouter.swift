@@ -28,11 +28,7 @@ public enum APIRouter {
             .get("/v1/notifications/:id", use: notifications.read)
             .post("/v1/notifications/fetch", use: notifications.fetch)
 
-        router.get("/healthz", use: operations.health)
-        router.get("/readyz", use: operations.ready)
-        router.get("/status", use: operations.status)
-        router.get("/status.html", use: operations.statusPage)
-        router.get("/metrics", use: operations.metrics)
+        mountOperations(router, operations)
         router.get("/openapi.json", use: operations.openAPI)
         router.get("/v1/webpush/key", use: WebPushRoutes(api: api).key)
         if api.demo {
@@ -41,5 +37,24 @@ public enum APIRouter {
             router.get("/demo/:file", use: demo.file)
         }
         return router
+    }
+
+    /// The operations routes only (`/healthz`, `/readyz`, `/status`, `/status.html`, `/metrics`): what a
+    /// dispatcher-only process serves, so it can be probed and scraped like the API.
+    public static func buildOperations(_ api: APIContext) -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: MethodNotAllowedMiddleware())
+        mountOperations(router, OperationsRoutes(api: api))
+        return router
+    }
+
+    private static func mountOperations(_ router: Router<APIRequestContext>, _ operations: OperationsRoutes) {
+        router.get("/healthz", use: operations.health)
+        router.get("/readyz", use: operations.ready)
+        router.get("/status", use: operations.status)
+        router.get("/status.html", use: operations.statusPage)
+        router.get("/metrics", use: operations.metrics)
     }
 }

@@ -59,6 +59,18 @@ public struct UserTokenVerifier: Sendable {
         self.audience = audience
     }
 
+    private init(keys: JWTKeyCollection) {
+        self.keys = keys
+        self.issuer = nil
+        self.audience = nil
+    }
+
+    /// A verifier without a key, which accepts no token: for a process that serves no user route (the
+    /// dispatcher's operations listener).
+    public static func acceptingNone() -> UserTokenVerifier {
+        UserTokenVerifier(keys: JWTKeyCollection())
+    }
+
     /// The user id of a valid token; throws for an invalid, expired or foreign token.
     public func userID(from token: String) async throws -> String {
         let claims = try await keys.verify(token, as: UserClaims.self)

@@ -7,13 +7,17 @@ import SecurePushAPI
 import SecurePushStore
 import ServiceLifecycle
 
-/// The HTTP API wired to one database client.
+/// The HTTP API wired to one database client: every route, or (for a dispatcher-only process) the
+/// operations routes alone.
 public struct APIAssembly: Sendable {
     /// The handlers' dependencies.
     public var context: APIContext
+    /// Whether only the operations routes are served (`/healthz`, `/readyz`, `/status`, `/metrics`).
+    public var operationsOnly = false
 
-    /// Wires the API; throws a configuration error when user tokens cannot be verified.
-    public init(client: PostgresClient, configuration: SecurePushConfiguration, logger: Logger) async throws {
+    /// Wires the API; throws a configuration error when user tokens cannot be verified. With
+    /// `operationsOnly`, no user route is served, so no user-token key is needed.
+    public init(client: PostgresClient, configuration: SecurePushConfiguration, logger: Logger, operationsOnly: Bool = false) async throws {
         let migrator = Migrator(migrations: try Migration.bundled())
         let stores = APIStores(
             devices: DeviceStore(client: client, logger: logger),
@@ -24,7 +28,7 @@ public struct APIAssembly: Sendable {
         )
         self.context = APIContext(
             stores: stores,
-            userTokens: try await configuration.http.makeUserTokenVerifier(),
+            userTokens: operationsOnly ? .acceptingNone() : try await configuration.http.makeUserTokenVerifier(),
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )
         self.context.limits = configuration.http.limits
@@ -32,6 +36,7 @@ public struct APIAssembly: Sendable {
         self.context.webPushPublicKey = configuration.providerSettings.vapidPublicKey
         self.context.demo = configuration.http.demo
         self.context.databaseTimeout = configuration.http.databaseTimeout
+        self.operationsOnly = operationsOnly
     }
 
     /// The Hummingbird application, bound to `host:port`.
@@ -40,7 +45,7 @@ public struct APIAssembly: Sendable {
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
         return Application(
-            router: APIRouter.build(context),
+            router: operationsOnly ? APIRouter.buildOperations(context) : APIRouter.build(context),
             server: .http1(configuration: .init(idleTimeout: .milliseconds(limits.idleTimeout.wholeMilliseconds), httpDecoderConfiguration: decoder)),
             configuration: .init(
                 address: .hostname(host, port: port), serverName: nil,

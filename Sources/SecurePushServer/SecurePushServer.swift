@@ -9,7 +9,8 @@ import SecurePushStore
 import ServiceLifecycle
 
 /// Runs `securepush serve`: a start-up gate, then one service group holding the database clients, the
-/// dispatcher services and (with the API role) the HTTP server, with graceful shutdown on SIGTERM/SIGINT.
+/// dispatcher services and the HTTP server (every route with the API role, the operations routes alone for
+/// a dispatcher), with graceful shutdown on SIGTERM/SIGINT.
 public struct SecurePushServer {
     let configuration: SecurePushConfiguration
     let logger: Logger
@@ -79,9 +80,11 @@ public struct SecurePushServer {
                 logger: logger
             )
         )
+        // Every role serves HTTP: the API role every route, a dispatcher-only process the operations
+        // routes (health, readiness, status, metrics), so it can be probed and scraped.
+        let api = try await APIAssembly(client: client, configuration: configuration, logger: logger, operationsOnly: !configuration.role.runsAPI)
+        services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
         if configuration.role.runsAPI {
-            let api = try await APIAssembly(client: client, configuration: configuration, logger: logger)
-            services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
             services.append(
                 FetchStatsService(
                     status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),

@@ -9,6 +9,6 @@ public enum ServerRole: String, Sendable, CaseIterable {
 
     /// Whether this role runs the dispatcher.
     public var runsDispatcher: Bool { self != .api }
-    /// Whether this role serves HTTP.
+    /// Whether this role serves the API's routes (every role serves the operations routes).
     public var runsAPI: Bool { self != .dispatcher }
 }

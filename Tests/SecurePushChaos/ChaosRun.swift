@@ -69,7 +69,7 @@ struct ChaosRun {
                     environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret), port: port, logDirectory: options.workDirectory))
             processes.append(
                 try ServerProcess.start(
-                    name: "p2", binary: options.binary, arguments: ["serve", "--role", "dispatcher"],
+                    name: "p2", binary: options.binary, arguments: ["serve", "--role", "dispatcher", "--host", "127.0.0.1", "--port", "0"],
                     environment: environment(process: 1, fakes: fakes, jwtSecret: jwtSecret), port: nil, logDirectory: options.workDirectory))
             let api = APIClient(http: http, port: port)
             try await waitUntilServing(processes, api: api, database: database)

@@ -36,6 +36,8 @@ struct CrashTests {
                 "SECUREPUSH_LANES": "1",
                 "SECUREPUSH_LEASE": "2s",
                 "SECUREPUSH_LOG_LEVEL": "error",
+                "SECUREPUSH_HOST": "127.0.0.1",
+                "SECUREPUSH_PORT": "0",  // its operations listener, on any free port
             ]
             try process.run()
             @Sendable func recorded() -> [String] {

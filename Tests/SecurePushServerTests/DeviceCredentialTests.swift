@@ -27,7 +27,10 @@ struct DeviceCredentialTests {
         let id = UUID()
         let secret = (0..<32).map { UInt8($0 * 7 % 256) }
         let token = "\(id.uuidString.lowercased()).\(Self.base64URL(secret))"
-        for header in ["Bearer \(token)", "bearer \(token)", "BEARER  \(token)  ", "\tBearer \(token)", "Bearer \(token.uppercased().prefix(36))\(token.dropFirst(36))"] {
+        for header in [
+            "Bearer \(token)", "bearer \(token)", "BEARER  \(token)  ", "\tBearer \(token)",
+            "Bearer \(token.uppercased().prefix(36))\(token.dropFirst(36))",
+        ] {
             let credential = DeviceCredential(authorization: header)
             #expect(credential?.deviceID == id, "\(header)")
             #expect(credential?.secret == secret, "\(header)")
