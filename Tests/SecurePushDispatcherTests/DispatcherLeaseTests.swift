@@ -21,10 +21,11 @@ struct DispatcherLeaseTests {
         let first = ids[0]
         let seen = SlowFirstSend()
         let provider = ScriptedProvider { push in
-            // The first send of all is slow: it would answer 2 s later, long after the 300 ms lease.
+            // The first send of all is slow: it would answer 20 s later, long after the 300 ms lease (the
+            // lease deadline cancels it; the margin holds even when a loaded machine delays that timer).
             guard seen.sends.add(1, ordering: .relaxed).oldValue == 0 else { return .sent(messageID: "m") }
             do {
-                try await Task.sleep(for: .seconds(2))
+                try await Task.sleep(for: .seconds(20))
                 return .sent(messageID: "late")
             } catch {
                 seen.cancelled.store(true, ordering: .relaxed)
