@@ -126,7 +126,7 @@ enum StatusPage {
         h1 { font-size: 22px; margin: 0; } h2 { font-size: 15px; margin: 0 0 8px; color: #39404d; }
         header { display: flex; align-items: baseline; gap: 16px; margin-bottom: 16px; }
         header .when { color: #6a7280; }
-        section { background: #fff; border: 1px solid #dfe2e7; border-radius: 8px; padding: 12px 16px; margin-bottom: 12px; }
+        section { background: #fff; border: 1px solid #dfe2e7; border-radius: 8px; padding: 12px 16px; margin-bottom: 12px; overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; margin: 6px 0; }
         th, td { text-align: left; padding: 4px 10px 4px 0; border-bottom: 1px solid #eef0f3; white-space: nowrap; }
         th { font-weight: 600; color: #555d6b; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }

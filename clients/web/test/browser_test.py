@@ -537,6 +537,22 @@ class BrowserTest:
             active = self.psql(database_url, "SELECT active FROM securepush.devices WHERE id = '%s'" % device_id)
             check(active == "f", "the device is inactive on the server")
             results.append(("unregister", "device inactive, credential dropped"))
+
+            # 8. The operators' status page: what a browser gets at /status (Accept: text/html) renders,
+            # shows the figures, and carries no user id, payload or credential.
+            browser.send("Page.navigate", {"url": origin + "/status"})
+            wait_for("the status page to render", lambda: browser.evaluate(
+                "document.readyState === 'complete' && document.title === 'SecurePush status' && !!document.querySelector('section')"))
+            text = browser.evaluate("document.body.innerText")
+            check("Dispatchers" in text and "alive" in text, "the status page lists the alive dispatcher")
+            check("webpush" in text, "the status page shows the Web Push fetch figures")
+            check(browser.evaluate("document.scripts.length") == 0, "the status page runs no script")
+            for secret in (user, payload["title"], device_id):
+                check(secret not in text, "the status page shows no user id, payload or credential (%s)" % secret)
+            screenshot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
+            with open(os.path.join(args.output, "status-page.png"), "wb") as f:
+                f.write(base64.b64decode(screenshot))
+            results.append(("status page", "rendered at /status, no user id or payload; screenshot saved"))
         finally:
             browser.close()
         for name, outcome in results:
@@ -572,7 +588,8 @@ def main():
     finally:
         test.cleanup()
         shutil.rmtree(work, ignore_errors=True)
-    print("browser test passed; screenshot: " + os.path.join(args.output, "demo-after-push.png"))
+    print("browser test passed; screenshots: %s, %s" % (os.path.join(args.output, "demo-after-push.png"),
+                                                      os.path.join(args.output, "status-page.png")))
     return 0
 
 
