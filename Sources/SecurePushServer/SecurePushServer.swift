@@ -51,14 +51,20 @@ public struct SecurePushServer {
             ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger) : []
         try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
 
-        let client = configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger)
+        // The API's request pool is busy and fixed; a dispatcher-only process uses this pool only for the
+        // payload purge and its operations routes.
+        let client =
+            configuration.role.runsAPI
+            ? configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger, fixed: true)
+            : configuration.databaseURL.makeClient(poolSize: 2, logger: logger)
         var services: [any Service] = [client]
         if configuration.role.runsDispatcher {
             // Its own pool, so claims never queue behind API requests, with the commit mode configured.
             let dispatcherClient = configuration.databaseURL.makeClient(
                 poolSize: max(4, configuration.dispatcher.lanes * 2 + 2),
                 logger: logger,
-                synchronousCommit: configuration.dispatcherSynchronousCommit
+                synchronousCommit: configuration.dispatcherSynchronousCommit,
+                fixed: true
             )
             services.append(dispatcherClient)
             let assembly = try DispatcherAssembly(
