@@ -19,6 +19,13 @@ struct ReadSyncTests {
         return try #require(body["secureClear"] as? [String])
     }
 
+    static func waitForSent(_ db: TestDatabase, _ count: Int64) async throws {
+        try await db.eventually("\(count) pushes logged as sent") {
+            let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
+            return sent == count
+        }
+    }
+
     static func setWindow(_ db: TestDatabase, _ window: String, readSync: String = "on") async throws {
         try await db.execute("UPDATE securepush.settings SET value = \(window) WHERE key = 'read_sync_window'")
         try await db.execute("UPDATE securepush.settings SET value = \(readSync) WHERE key = 'read_sync'")
@@ -35,6 +42,8 @@ struct ReadSyncTests {
                 let dispatcher = try DispatcherHarness(database: db)
                 let id = try await db.enqueue(user: "rae", payload: #"{"title":"SECRET-TITLE"}"#)
                 try await db.eventually("three pushes") { dispatcher.pushes.count == 3 }
+                // Clears go to the devices whose push is logged as sent: wait for the outcomes, not only the pushes.
+                try await Self.waitForSent(db, 3)
                 let read = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(phone))
                 #expect(read.status == .ok)
                 try await db.eventually("two clears") { Self.clears(dispatcher.pushes).count == 2 }
@@ -71,6 +80,8 @@ struct ReadSyncTests {
                 let first = try await db.enqueue(user: "sol", payload: #"{"n":1}"#)
                 let second = try await db.enqueue(user: "sol", payload: #"{"n":2}"#)
                 try await db.eventually("four pushes") { dispatcher.pushes.count == 4 }
+                // Clears go to the devices whose push is logged as sent: wait for the outcomes, not only the pushes.
+                try await Self.waitForSent(db, 4)
                 for id in [first, second] {
                     #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(phone)).status == .ok)
                 }
@@ -100,6 +111,8 @@ struct ReadSyncTests {
                 let dispatcher = try DispatcherHarness(database: db)
                 let id = try await db.enqueue(user: "ted", payload: "{}")
                 try await db.eventually("two pushes") { dispatcher.pushes.count == 2 }
+                // Clears go to the devices whose push is logged as sent: wait for the outcomes, not only the pushes.
+                try await Self.waitForSent(db, 2)
                 await dispatcher.stop()
                 #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(phone)).status == .ok)
                 // The trigger runs in the read's own statement: nothing was scheduled, now or later.
