@@ -57,31 +57,84 @@ struct RetryingRequester: Sendable {
         status == 408 || status == 429 || (500...599).contains(status)
     }
 
-    /// One attempt, abandoned at `timeout` whatever the transport does.
+    /// One attempt, abandoned at `timeout` whatever the transport does: the request runs in a task of
+    /// its own, so a transport that does not answer cancellation (URLSession on Linux with a server that
+    /// stalls) cannot hold the attempt past its timeout; it is cancelled and left to end on its own.
     private func attemptOnce(_ request: URLRequest, timeout: Duration) async -> Result<Answer, Unavailable> {
         var timed = request
         timed.timeoutInterval = max(0.1, Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         let request = timed
         let session = self.session
-        return await withTaskGroup(of: Result<Answer, Unavailable>?.self) { group in
-            group.addTask {
-                do {
-                    let (data, response) = try await session.data(for: request)
-                    guard let http = response as? HTTPURLResponse else { return .failure(Unavailable(reason: "not an HTTP response")) }
-                    let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 3600)) }
-                    return .success(Answer(status: http.statusCode, body: data, retryAfter: retryAfter))
-                } catch {
-                    return .failure(Unavailable(reason: "network error (\((error as? URLError)?.code.rawValue ?? -1))"))
-                }
+        let race = AttemptRace()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Answer, Unavailable>, Never>) in
+                race.start(continuation)
+                race.run(
+                    work: Task { race.finish(await Self.perform(request, on: session)) },
+                    timer: Task {
+                        try? await Task.sleep(for: timeout)
+                        race.finish(.failure(Unavailable(reason: "timed out after \(timeout)")))
+                    })
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return Task.isCancelled ? nil : .failure(Unavailable(reason: "timed out after \(timeout)"))
-            }
-            var result: Result<Answer, Unavailable> = .failure(Unavailable(reason: "timed out after \(timeout)"))
-            if let first = await group.next(), let first { result = first }
-            group.cancelAll()
-            return result
+        } onCancel: {
+            race.finish(.failure(Unavailable(reason: "cancelled")))
         }
+    }
+
+    private static func perform(_ request: URLRequest, on session: URLSession) async -> Result<Answer, Unavailable> {
+        do {
+            let (data, response) = try await session.data(for: request)
+            guard let http = response as? HTTPURLResponse else { return .failure(Unavailable(reason: "not an HTTP response")) }
+            let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 3600)) }
+            return .success(Answer(status: http.statusCode, body: data, retryAfter: retryAfter))
+        } catch {
+            return .failure(Unavailable(reason: "network error (\((error as? URLError)?.code.rawValue ?? -1))"))
+        }
+    }
+}
+
+/// The first of an attempt's answer, its timeout and its cancellation resumes the attempt, once; the
+/// others are cancelled.
+private final class AttemptRace: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<RetryingRequester.Answer, RetryingRequester.Unavailable>, Never>?
+    private var outcome: Result<RetryingRequester.Answer, RetryingRequester.Unavailable>?
+    private var tasks: [Task<Void, Never>] = []
+
+    func start(_ continuation: CheckedContinuation<Result<RetryingRequester.Answer, RetryingRequester.Unavailable>, Never>) {
+        lock.lock()
+        if let outcome {
+            lock.unlock()
+            continuation.resume(returning: outcome)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    func run(work: Task<Void, Never>, timer: Task<Void, Never>) {
+        lock.lock()
+        let finished = outcome != nil
+        if !finished { tasks = [work, timer] }
+        lock.unlock()
+        if finished {
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<RetryingRequester.Answer, RetryingRequester.Unavailable>) {
+        lock.lock()
+        guard outcome == nil else {
+            lock.unlock()
+            return
+        }
+        outcome = result
+        let continuation = self.continuation
+        let tasks = self.tasks
+        (self.continuation, self.tasks) = (nil, [])
+        lock.unlock()
+        tasks.forEach { $0.cancel() }
+        continuation?.resume(returning: result)
     }
 }
