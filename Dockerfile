@@ -61,8 +61,8 @@ ENV PATH="/app:${PATH}" \
 USER 10001:10001
 EXPOSE 8080
 
-# The HTTP server's liveness (API and `all` roles). A `--role dispatcher` process serves no HTTP:
-# deploy/compose.yaml turns this check off for it.
+# The HTTP server's liveness, in every role (a `--role dispatcher` process serves the operations
+# routes, /healthz among them, on the same SECUREPUSH_PORT).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
     CMD ["/bin/sh", "-c", "curl --fail --silent --show-error --max-time 2 \"http://127.0.0.1:${SECUREPUSH_PORT}/healthz\" || exit 1"]
 

@@ -2,16 +2,23 @@
 """Runs the real processes the deployment artifacts describe and saves what their /metrics expose, for
 metric_names.py. Against a migrated-from-empty database (DATABASE_URL of a private cluster):
 
-- `securepush migrate`, `serve --role api` and `serve --role dispatcher` with the exact command lines of
-  deploy/systemd's units (their ExecStart shell, the credentials in a temporary credentials directory);
-- `serve --role all` pushing to Web Push only, to a local HTTPS push service that answers 503, so a real
-  circuit breaker opens (and the dispatcher metrics of a process that serves HTTP exist);
+- `securepush migrate`, `serve --role api` and two `serve --role dispatcher` instances (@1 and @2) with
+  the exact command lines of deploy/systemd's units (their ExecStart shell with %d and %i filled in,
+  their Environment= lines, the credentials in a temporary credentials directory, the shared
+  securepush.env's SECUREPUSH_HOST/SECUREPUSH_PORT set to the API's, which the dispatchers must not use);
+  the port base is moved to a free range as a drop-in would, so each instance must listen on
+  127.0.0.1:(base + instance number) and nowhere else; an instance named `x` must refuse to start;
+- the dispatchers push `simulated` and Web Push, the latter to a local HTTPS push service that answers
+  503, so a real circuit breaker opens in a dispatcher-only process;
 - postgres_exporter with deploy/prometheus/postgres-exporter-queries.yaml.
 
-Traffic: devices registered with securepush.register_device (simulated, apns with no dispatcher for it,
-webpush to the failing service), notifications inserted with plain SQL, one fetched over the read API.
-It waits (with deadlines) until each series the checks need is there, then writes api.metrics,
-all.metrics and exporter.metrics into --output. Exits non-zero with the reason on any failure."""
+Each dispatcher's /healthz and /readyz must answer 200, /status.html a page, and /openapi.json 404 (no
+API route). Traffic: devices registered with securepush.register_device (simulated, apns with no
+dispatcher for it, webpush to the failing service), notifications inserted with plain SQL, one fetched
+over the read API. It waits (with deadlines) until each series the checks need is there (the
+dispatchers' own delivery counters, push durations and open breaker), then writes api.metrics,
+dispatcher-1.metrics, dispatcher-2.metrics and exporter.metrics into --output. Exits non-zero with the
+reason on any failure."""
 import argparse
 import base64
 import datetime
@@ -27,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from cryptography import x509
@@ -55,19 +63,83 @@ def wait_for(what, check, timeout=60.0, interval=0.2):
     raise SystemExit(f"live metrics: timed out after {timeout:.0f} s waiting for {what}" + (f" (last error: {last})" if last else ""))
 
 
+def free_run(count):
+    """A base port such that base + 1 ... base + count are free on 127.0.0.1 (a dispatcher port range)."""
+    for _ in range(200):
+        base = free_port()
+        if base + count > 65535:
+            continue
+        sockets = []
+        try:
+            for offset in range(1, count + 1):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise SystemExit(f"live metrics: found no {count} free consecutive ports")
+
+
+def listening_addresses(port):
+    """The local addresses of the TCP sockets listening on `port` (from /proc/net/tcp and tcp6)."""
+    addresses = set()
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            lines = open(table, encoding="ascii").read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state != "0A" or int(hex_port, 16) != port:
+                continue
+            raw = bytes.fromhex(address)
+            # The kernel prints each 32-bit word in host (little-endian) order.
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            addresses.add(socket.inet_ntop(socket.AF_INET if width == 8 else socket.AF_INET6, raw))
+    return addresses
+
+
 def get(url, headers=None, timeout=5):
     request = urllib.request.Request(url, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return response.status, response.read().decode()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
 
 
-def unit_command(unit_path, binary, credentials):
-    """The shell script of a unit's ExecStart=/bin/sh -c '...', as systemd would run it."""
+def get_with_type(url):
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.status, response.headers.get("Content-Type", ""), response.read().decode()
+
+
+def unit_environment(unit_path):
+    """The variables of a unit's Environment= lines (KEY=VALUE words, as systemd splits them)."""
+    environment = {}
+    for value in re.findall(r"^Environment=(.*)$", open(unit_path, encoding="utf-8").read(), re.M):
+        for word in shlex.split(value):
+            key, _, setting = word.partition("=")
+            environment[key] = setting
+    return environment
+
+
+def unit_command(unit_path, binary, credentials, instance=None):
+    """The shell script of a unit's ExecStart=/bin/sh -c '...', as systemd would run it (for a template,
+    as its instance `instance`)."""
     text = open(unit_path, encoding="utf-8").read()
     match = re.search(r"^ExecStart=/bin/sh -c '(.*)'$", text, re.M)
     if not match:
         raise SystemExit(f"live metrics: {unit_path} has no ExecStart=/bin/sh -c '...' line")
     script = match.group(1).replace("$$", "$").replace("%d", credentials)
+    if "%i" in script:
+        if instance is None:
+            raise SystemExit(f"live metrics: {unit_path} is a template: it needs an instance")
+        script = script.replace("%i", instance)
     if "/usr/local/bin/securepush " not in script:
         raise SystemExit(f"live metrics: {unit_path} does not run /usr/local/bin/securepush")
     return script.replace("/usr/local/bin/securepush ", shlex.quote(binary) + " ")
@@ -150,17 +222,13 @@ def main():
             raise SystemExit(f"live metrics: the migrate unit's command failed:\n{migrate.stdout}{migrate.stderr}")
         print(f"live metrics: migrate unit command: {migrate.stdout.strip()}")
 
-        # The API and a dispatcher, as their units run them, with the settings securepush.env.example would give.
+        # The API, as its unit runs it, with the settings securepush.env.example would give.
         api_port = free_port()
         api_env = dict(base_env, SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(api_port), SECUREPUSH_FETCH_STATS_INTERVAL="500ms",
                        SECUREPUSH_PROVIDERS="apns,fcm,webpush")  # the shared env file lists the dispatchers' platforms
         api = start("api", unit_command(os.path.join(units, "securepush-api.service"), args.securepush, credentials), api_env, shell=True)
-        dispatcher_env = dict(base_env, SECUREPUSH_PROVIDERS="simulated", SECUREPUSH_SIMULATED_OUTBOX=os.path.join(work, "outbox.jsonl"),
-                              SECUREPUSH_HEARTBEAT_INTERVAL="1s")
-        dispatcher = start("dispatcher", unit_command(os.path.join(units, "securepush-dispatcher@.service"), args.securepush, credentials),
-                           dispatcher_env, shell=True)
 
-        # A `--role all` process pushing Web Push to a local service that is down.
+        # A local Web Push service that is down.
         cert, key = make_tls(work)
         push_port = free_port()
         server = http.server.ThreadingHTTPServer(("127.0.0.1", push_port), Failing)
@@ -169,17 +237,38 @@ def main():
         server.socket = context.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         vapid = ec.generate_private_key(ec.SECP256R1())
-        vapid_path = os.path.join(work, "vapid.pem")
-        open(vapid_path, "wb").write(vapid.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-        all_port = free_port()
-        all_env = dict(base_env, DATABASE_URL=args.database_url, SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(all_port),
-                       SECUREPUSH_USER_JWT_SECRET=base64.b64encode(os.urandom(32)).decode(),
-                       SECUREPUSH_PROVIDERS="webpush", SECUREPUSH_WEBPUSH_VAPID_KEY_FILE=vapid_path,
-                       SECUREPUSH_WEBPUSH_SUBJECT="mailto:ops@example.com", SECUREPUSH_WEBPUSH_NAVIGATE_URL="https://example.com/n/{id}",
-                       SECUREPUSH_WEBPUSH_CA_FILE=cert, SECUREPUSH_WEBPUSH_ALLOWED_HOSTS="localhost",
-                       SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS="127.0.0.0/8,::1/128", SECUREPUSH_HEARTBEAT_INTERVAL="1s",
-                       SECUREPUSH_RETRY_BASE="100ms", SECUREPUSH_RETRY_MAX="1s", SECUREPUSH_WEBPUSH_TIMEOUT="2s")
-        everything = start("all", [args.securepush, "serve", "--role", "all"], all_env)
+        open(os.path.join(credentials, "vapid-key.pem"), "wb").write(
+            vapid.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+        # Two dispatcher instances, as securepush-dispatcher@.service runs them: its Environment= lines,
+        # then what securepush.env gives every unit (the API's SECUREPUSH_HOST/PORT: the API's port is
+        # taken, so an instance that used it could not start), the credentials drop-in's key file, and
+        # a drop-in moving the port base to a free range (9100 may be taken on a shared machine).
+        dispatcher_unit = os.path.join(units, "securepush-dispatcher@.service")
+        try:
+            refused = subprocess.run(["/bin/sh", "-c", unit_command(dispatcher_unit, args.securepush, credentials, "x")],
+                                     env=dict(base_env, **unit_environment(dispatcher_unit)), capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise SystemExit("live metrics: securepush-dispatcher@x did not refuse to start: it was still running after 30 s")
+        if refused.returncode == 0 or "instance name must be a number" not in refused.stderr:
+            raise SystemExit(f"live metrics: securepush-dispatcher@x did not refuse to start (status {refused.returncode}):\n"
+                             f"{refused.stdout}{refused.stderr}")
+        port_base = free_run(2)
+        dispatcher_env = dict(base_env, **unit_environment(dispatcher_unit))
+        dispatcher_env.update(SECUREPUSH_HOST="0.0.0.0", SECUREPUSH_PORT=str(api_port), SECUREPUSH_DISPATCHER_PORT_BASE=str(port_base),
+                              SECUREPUSH_PROVIDERS="simulated,webpush", SECUREPUSH_HEARTBEAT_INTERVAL="1s",
+                              SECUREPUSH_WEBPUSH_VAPID_KEY_FILE=os.path.join(credentials, "vapid-key.pem"),
+                              SECUREPUSH_WEBPUSH_SUBJECT="mailto:ops@example.com", SECUREPUSH_WEBPUSH_NAVIGATE_URL="https://example.com/n/{id}",
+                              # This machine only: the push service is on loopback with its own certificate.
+                              SECUREPUSH_WEBPUSH_CA_FILE=cert, SECUREPUSH_WEBPUSH_ALLOWED_HOSTS="localhost",
+                              SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS="127.0.0.0/8,::1/128",
+                              SECUREPUSH_RETRY_BASE="100ms", SECUREPUSH_RETRY_MAX="1s", SECUREPUSH_WEBPUSH_TIMEOUT="2s")
+        dispatchers = {}
+        for instance in ("1", "2"):
+            env = dict(dispatcher_env, SECUREPUSH_SIMULATED_OUTBOX=os.path.join(work, f"outbox-{instance}.jsonl"))
+            name = f"dispatcher-{instance}"
+            dispatchers[name] = (port_base + int(instance),
+                                 start(name, unit_command(dispatcher_unit, args.securepush, credentials, instance), env, shell=True))
 
         exporter_port = free_port()
         dsn = args.database_url.replace("postgres://", "postgresql://", 1)
@@ -187,9 +276,22 @@ def main():
                                       "--extend.query-path=" + os.path.join(args.root, "deploy", "prometheus", "postgres-exporter-queries.yaml")],
                          dict(base_env, DATA_SOURCE_NAME=dsn))
 
-        for name, port, process in (("api", api_port, api), ("all", all_port, everything)):
-            wait_for(f"{name}'s /readyz", lambda: alive(name, process) and get(f"http://127.0.0.1:{port}/readyz")[0] == 200)
-        wait_for("two alive dispatchers", lambda: alive("dispatcher", dispatcher)
+        wait_for("api's /readyz", lambda: alive("api", api) and get(f"http://127.0.0.1:{api_port}/readyz")[0] == 200)
+        for name, (port, process) in dispatchers.items():
+            wait_for(f"{name}'s /healthz on 127.0.0.1:{port}", lambda: alive(name, process) and get(f"http://127.0.0.1:{port}/healthz")[0] == 200)
+            status, body = get(f"http://127.0.0.1:{port}/readyz")
+            if status != 200:
+                raise SystemExit(f"live metrics: {name}'s /readyz answered {status}: {body}")
+            bound = listening_addresses(port)
+            if bound != {"127.0.0.1"}:
+                raise SystemExit(f"live metrics: {name} listens on {sorted(bound)} port {port}, not on 127.0.0.1 alone")
+            status, _ = get(f"http://127.0.0.1:{port}/openapi.json")
+            if status != 404:
+                raise SystemExit(f"live metrics: {name} answered {status} to /openapi.json: a dispatcher serves no API route")
+            status, media, page = get_with_type(f"http://127.0.0.1:{port}/status.html")
+            if status != 200 or not media.startswith("text/html") or "<html" not in page.lower():
+                raise SystemExit(f"live metrics: {name}'s /status.html answered {status} {media}")
+        wait_for("two alive dispatchers", lambda: all(alive(name, process) for name, (_, process) in dispatchers.items())
                  and psql("SELECT count(*) FROM securepush.dispatchers WHERE stopped_at IS NULL AND last_seen_at > now() - interval '30 seconds'") == "2")
 
         # Devices: one simulated (fetches), one apns (no dispatcher pushes apns: it waits), one Web Push (a failing service).
@@ -211,11 +313,26 @@ def main():
         get(f"http://127.0.0.1:{api_port}/status")
 
         def scrape(port, path="/metrics"):
-            return get(f"http://127.0.0.1:{port}{path}")[1]
+            status, text = get(f"http://127.0.0.1:{port}{path}")
+            if status != 200:
+                raise RuntimeError(f"{path} on port {port} answered {status}")
+            return text
+
+        def dispatchers_metrics():
+            return {name: scrape(port) for name, (port, process) in dispatchers.items() if alive(name, process)}
+
+        def sent(texts):
+            return sum(float(value) for text in texts.values()
+                       for value in re.findall(r'^securepush_deliveries_total\{outcome="sent"\} (\S+)$', text, re.M))
         wait_for("the API's fetch-lifecycle gauges (securepush_fetch_ratio)", lambda: alive("api", api)
                  and re.search(r'^securepush_fetch_ratio\{platform="simulated"\} 1', scrape(api_port), re.M), timeout=30)
-        wait_for("the Web Push circuit breaker to open (securepush_circuit_open 1)", lambda: alive("all", everything)
-                 and re.search(r'^securepush_circuit_open\{[^}]*platform="webpush"[^}]*\} 1(\.0)?$', scrape(all_port), re.M), timeout=60)
+        wait_for("a dispatcher's own counter of the push it sent (securepush_deliveries_total{outcome=\"sent\"})",
+                 lambda: sent(dispatchers_metrics()) >= 1, timeout=30)
+        wait_for("a dispatcher's Web Push circuit breaker to open (securepush_circuit_open 1)", lambda: any(
+            re.search(r'^securepush_circuit_open\{[^}]*platform="webpush"[^}]*\} 1(\.0)?$', text, re.M) for text in dispatchers_metrics().values()),
+                 timeout=60)
+        wait_for("a dispatcher's push durations (securepush_push_duration_bucket)", lambda: any(
+            re.search(r"^securepush_push_duration_bucket\{", text, re.M) for text in dispatchers_metrics().values()), timeout=30)
         exporter_needs = ["securepush_queue_pending", "securepush_queue_lag_seconds", "securepush_dispatchers_alive",
                           "securepush_deliveries_finished_last_5m", "securepush_circuits_not_closed", "pg_up"]
         wait_for("postgres_exporter's SecurePush series (" + ", ".join(exporter_needs) + ")", lambda: alive("exporter", exporter)
@@ -224,11 +341,16 @@ def main():
         errors = re.findall(r"^pg_exporter_user_queries_load_error\{.*\} 1", exporter_text, re.M)
         if errors:
             raise SystemExit(f"live metrics: postgres_exporter could not load the queries file: {errors}")
-        for name, text in (("api", scrape(api_port)), ("all", scrape(all_port)), ("exporter", exporter_text)):
+        texts = dict(dispatchers_metrics(), api=scrape(api_port), exporter=exporter_text)
+        if len(texts) != 4:
+            raise SystemExit(f"live metrics: scraped only {sorted(texts)}")
+        for name, text in texts.items():
             open(os.path.join(args.output, f"{name}.metrics"), "w").write(text)
         lag = re.search(r"^securepush_queue_lag_seconds(\{[^}]*\})? (\S+)", exporter_text, re.M).group(2)
-        print(f"live metrics: api, dispatcher (unit command lines), all (Web Push breaker opened after {Failing.requests} "
-              f"pushes to the failing service) and postgres_exporter scraped (queue lag {lag} s) into {args.output}")
+        ports = ", ".join(f"{name} on 127.0.0.1:{port}" for name, (port, _) in dispatchers.items())
+        print(f"live metrics: api and dispatchers @1 and @2 (unit command lines; {ports}: /healthz, /readyz, /status.html 200, "
+              f"/openapi.json 404; @x refused), a dispatcher's Web Push breaker opened after {Failing.requests} pushes to the "
+              f"failing service, postgres_exporter (queue lag {lag} s): scraped into {args.output}")
     finally:
         for name, process in reversed(processes):
             if process.poll() is None:

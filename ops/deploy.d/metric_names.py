@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that every metric a PromQL expression of the alert rules or the Grafana dashboard names is one
 that a real scrape exposes (or that the rules themselves record), and that every label a selector
-matches on is one those series carry. Used by ops/deploy-check with the /metrics text of the real
+matches on is one those series carry (`up`, which Prometheus writes for each target, is known with
+its job and instance labels). Used by ops/deploy-check with the /metrics text of the real
 `securepush serve` processes and of postgres_exporter running SecurePush's queries.
 
     metric_names.py --rules R.yaml --dashboard D.json --metrics FILE [--metrics FILE...]
@@ -17,6 +18,8 @@ import yaml
 KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool",
             "inf", "nan", "atan2", "start", "end"}
 IDENT = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+# Series Prometheus writes itself for each scrape target (no /metrics exposes them), with their labels.
+SYNTHETIC = {"up": {"job", "instance"}}
 
 
 def families(text):
@@ -79,7 +82,7 @@ def main():
     parser.add_argument("--metrics", action="append", required=True, help="a /metrics text file (repeatable)")
     args = parser.parse_args()
 
-    exposed = {}
+    exposed = {name: set(labels) for name, labels in SYNTHETIC.items()}
     for path in args.metrics:
         for name, labels in families(open(path, encoding="utf-8").read()).items():
             exposed.setdefault(name, set()).update(labels)
