@@ -1,4 +1,4 @@
--- Device reads in one round trip: each read API request (read one, batch fetch, list, list with payloads)
+-- Device reads in one round trip (and a payload purge that cannot go quadratic, at the end): each read API request (read one, batch fetch, list, list with payloads)
 -- is one call of one function that checks the device credential, the failed-authentication throttle and
 -- records that the device was seen, then does the read, so a request costs one statement and its plans
 -- are cached per connection.
@@ -147,4 +147,23 @@ BEGIN
     WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
     ORDER BY p.position;
 END
+$$;
+
+-- The payload purge picks its batch first and then updates those rows by primary key. Its first form,
+-- `id IN (SELECT ... LIMIT batch FOR UPDATE SKIP LOCKED)`, let the planner (statistics stale after a
+-- bulk insert) rescan the subquery for every row: a purge ran for minutes at full CPU.
+CREATE OR REPLACE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL, batch integer DEFAULT 10000) RETURNS integer
+LANGUAGE sql AS $$
+    WITH purged AS (
+        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        WHERE n.id = ANY (ARRAY(
+            SELECT id FROM securepush.notifications
+            WHERE purged_at IS NULL
+              AND (expires_at <= now() OR (after_read IS NOT NULL AND read_at <= now() - after_read))
+            LIMIT batch
+            FOR UPDATE SKIP LOCKED
+        ))
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM purged
 $$;

@@ -4,6 +4,11 @@ import PostgresNIO
 import SecurePushCore
 
 /// Rescue, expiry and pruning on PostgreSQL. Every statement is safe to run from many processes at once.
+///
+/// Each picks its batch of ids first (`id = ANY (ARRAY(SELECT ... LIMIT n))`, one evaluation) and then
+/// touches those rows by primary key. The `id IN (SELECT ... LIMIT n)` form let the planner, with
+/// statistics stale after a bulk insert, rescan the whole subquery for every row: one expiry statement
+/// ran for minutes at 100% CPU and stalled the drain in `ops/bench`.
 public struct PostgresQueueMaintenance: QueueMaintenance {
     let database: StoreDatabase
 
@@ -19,11 +24,11 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
                 UPDATE securepush.deliveries
                 SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
                     last_error = 'lease expired (dispatcher stopped or stalled)'
-                WHERE id IN (
+                WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.deliveries
                     WHERE state = 'claimed' AND lease_expires_at < now()
                     FOR UPDATE SKIP LOCKED
-                )
+                ))
                 RETURNING id
             )
             SELECT count(*)::bigint FROM rescued
@@ -37,12 +42,12 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             """
             WITH gone AS (
                 DELETE FROM securepush.deliveries
-                WHERE id IN (
+                WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.deliveries
                     WHERE state = 'pending' AND expires_at <= now()
                     LIMIT 10000
                     FOR UPDATE SKIP LOCKED
-                )
+                ))
                 RETURNING id, notification_id, device_id, platform, attempts, created_at, kind
             ),
             logged AS (
@@ -60,11 +65,11 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             """
             WITH gone AS (
                 DELETE FROM securepush.delivery_log
-                WHERE id IN (
+                WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.delivery_log
                     WHERE finished_at < now() - \(milliseconds) * interval '1 millisecond'
                     LIMIT \(batchSize)
-                )
+                ))
                 RETURNING 1
             )
             SELECT count(*)::bigint FROM gone
@@ -74,11 +79,11 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             """
             WITH gone AS (
                 DELETE FROM securepush.notifications
-                WHERE id IN (
+                WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.notifications
                     WHERE expires_at < now() - \(milliseconds) * interval '1 millisecond'
                     LIMIT \(batchSize)
-                )
+                ))
                 RETURNING 1
             )
             SELECT count(*)::bigint FROM gone
