@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SecurePushCore
+import SecurePushStore
 
 /// Turns every error into the API's error shape: framework errors keep their status with a stable code,
 /// anything unexpected becomes a generic 500 (logged without details that could hold user data).
@@ -18,6 +19,9 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Self.translate(status: error.status)
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
+            throw APIError.unavailable
+        } catch where DatabaseErrorSummary.isUnavailable(error) {
+            context.logger.databaseError("request failed: the database is unavailable", error, level: .error)
             throw APIError.unavailable
         } catch {
             context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])

@@ -39,6 +39,18 @@ public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the error says the database is unavailable for now (a connection lost, refused or
+    /// terminated, the server shutting down or out of connection slots, a serialization failure or
+    /// deadlock): the request can be retried, so the API answers 503, not 500.
+    public static func isUnavailable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01"
+        }
+        let transient: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+        return transient.contains(error.code)
+    }
+
     /// The summary as one line: `sqlstate 42P01 (undefined_table), code server, object notifications`.
     public var description: String {
         var parts: [String] = []
