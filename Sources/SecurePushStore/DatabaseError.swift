@@ -43,6 +43,9 @@ public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
     /// terminated, the server shutting down or out of connection slots, a serialization failure or
     /// deadlock): the request can be retried, so the API answers 503, not 500.
     public static func isUnavailable(_ error: any Error) -> Bool {
+        // The pool's own errors (no connection could be made, the request was cancelled, the pool is
+        // shutting down) come from a module PostgresNIO does not re-export: matched by type name.
+        if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] {
             return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01"
