@@ -20,7 +20,7 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
             throw APIError.unavailable
-        } catch where DatabaseErrorSummary.isUnavailable(error) {
+        } catch  where DatabaseErrorSummary.isUnavailable(error) {
             context.logger.databaseError("request failed: the database is unavailable", error, level: .error)
             throw APIError.unavailable
         } catch {
