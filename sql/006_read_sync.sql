@@ -2,7 +2,9 @@
 -- its push gets a `clear` push (id-only, low priority) so the app can remove what it showed and update its
 -- badge. Clears are deliveries of their own kind in the same queue (same leases, retries, fencing,
 -- pruning), coalesced per device: at most one pending clear per device, pushed after the configured window
--- and carrying the newest ids. Also: WNS devices may name their app (`app`, SECUREPUSH_WNS_APPS).
+-- and carrying the newest ids. Also: the fetch statistics and the producers' status view of the fetch
+-- lifecycle (005), counting only the pushes that announce a notification; WNS devices may name their app
+-- (`app`, SECUREPUSH_WNS_APPS).
 
 ALTER TABLE securepush.deliveries
     ADD COLUMN kind text NOT NULL DEFAULT 'notify' CONSTRAINT deliveries_kind_valid CHECK (kind IN ('notify', 'clear')),
@@ -84,8 +86,12 @@ LANGUAGE sql AS $$
     SELECT count(*)::integer FROM logged
 $$;
 
--- The fetch statistics count pushes that announce a notification, never clears (which are not fetched).
-CREATE OR REPLACE FUNCTION securepush.fetch_stats(window_ interval DEFAULT interval '1 hour')
+-- Per platform, pushes accepted in the last `window_` and how many of them were fetched by the device
+-- they went to, with the push-to-fetch latency's median and 99th percentile (seconds; NULL when none was
+-- fetched; a fetch before the push was accepted counts as 0). Reads the window through
+-- `delivery_log_finished_idx` (accepted_at <= finished_at) and each fetch through the primary key of `fetches` (005).
+-- Only pushes that announce a notification count, never clears (which are not fetched).
+CREATE FUNCTION securepush.fetch_stats(window_ interval DEFAULT interval '1 hour')
 RETURNS TABLE (
     platform text,
     accepted bigint,
@@ -116,8 +122,14 @@ LANGUAGE sql STABLE AS $$
     ORDER BY platform
 $$;
 
--- The producers' view shows a notification's own pushes, not the clears that followed its reading.
-CREATE OR REPLACE VIEW securepush.notification_status AS
+-- For producers: one row per notification and device, from the moment the delivery is queued. `state` is
+-- `pending` (waiting, perhaps for a retry at `next_attempt_at`), `claimed` (being pushed), `finished`
+-- (`outcome` says how: sent, failed, token_invalid, cancelled, expired) or `not_pushed` (the device fetched
+-- the notification without a push of its own, e.g. registered later and caught up). `accepted_at` is when
+-- the platform accepted the push, `fetched_at` when this device first fetched the payload, `read_at` when
+-- any of the user's devices first did. Filter by `notification_id` or `user_id`: both use an index.
+-- It shows a notification's own pushes, not the clears that followed its reading.
+CREATE VIEW securepush.notification_status AS
 SELECT n.id AS notification_id,
        n.user_id,
        x.device_id,
