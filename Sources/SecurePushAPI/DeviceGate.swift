@@ -60,8 +60,19 @@ struct DeviceGate: Sendable {
         }
     }
 
-    /// Checks the proof on its own: for routes that do more than read, and for requests whose input is
-    /// invalid (so a bad credential is answered 401 before a bad parameter is answered 400).
+    /// The request's input from `parse`; when it is invalid, the credential is checked first, so a bad
+    /// credential is answered 401 before a bad parameter is answered 400.
+    func input<Input>(_ proof: DeviceProof, logger: Logger, _ parse: () async throws -> Input) async throws -> Input {
+        do {
+            return try await parse()
+        } catch {
+            _ = try await authenticate(proof, logger: logger)
+            throw error
+        }
+    }
+
+    /// Checks the proof on its own: for routes that do more than read, and under `input` for requests
+    /// whose input is invalid.
     func authenticate(_ proof: DeviceProof, logger: Logger) async throws -> AuthenticatedDevice {
         let access = try await api.database { try await $0.devices.authenticate(proof) }
         return try await resolve(access, proof: proof, logger: logger).0

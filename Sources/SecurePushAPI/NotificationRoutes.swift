@@ -15,9 +15,11 @@ struct NotificationRoutes: Sendable {
 
     func read(_ request: Request, context: APIRequestContext) async throws -> Response {
         let proof = try context.requireProof()
-        guard let id = NotificationID(context.parameters.get("id") ?? "") else {
-            _ = try await gate.authenticate(proof, logger: context.logger)
-            throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
+        let id = try await gate.input(proof, logger: context.logger) {
+            guard let id = NotificationID(context.parameters.get("id") ?? "") else {
+                throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
+            }
+            return id
         }
         let access = try await api.database { try await $0.notifications.fetch(ids: [id.uuid], as: proof) }
         let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
@@ -33,13 +35,7 @@ struct NotificationRoutes: Sendable {
 
     func list(_ request: Request, context: APIRequestContext) async throws -> Response {
         let proof = try context.requireProof()
-        let query: ListQuery
-        do {
-            query = try ListQuery(request.uri.queryParameters)
-        } catch {
-            _ = try await gate.authenticate(proof, logger: context.logger)
-            throw error
-        }
+        let query = try await gate.input(proof, logger: context.logger) { try ListQuery(request.uri.queryParameters) }
         let access = try await api.database {
             try await $0.notifications.list(
                 as: proof, unreadOnly: query.unreadOnly, limit: query.limit, after: query.cursor, payloads: query.includePayload)
@@ -63,12 +59,8 @@ struct NotificationRoutes: Sendable {
     /// trip (one statement); ids that are unknown, another user's, expired or purged are listed as missing.
     func fetch(_ request: Request, context: APIRequestContext) async throws -> Response {
         let proof = try context.requireProof()
-        let ids: [UUID]
-        do {
-            ids = try await FetchRequestInput.read(request, limits: api.limits).ids.map(\.uuid)
-        } catch {
-            _ = try await gate.authenticate(proof, logger: context.logger)
-            throw error
+        let ids = try await gate.input(proof, logger: context.logger) {
+            try await FetchRequestInput.read(request, limits: api.limits).ids.map(\.uuid)
         }
         let access = try await api.database { try await $0.notifications.fetch(ids: ids, as: proof) }
         let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
