@@ -8,17 +8,19 @@ extension DatabaseURL {
     /// `synchronousCommit: false` is for the dispatcher's own bookkeeping (claims and outcomes): a database
     /// crash can then undo its last fraction of a second, which resends a few pushes but never loses one.
     ///
-    /// A `fixed` pool opens all of them and keeps them without
-    /// keep-alive pings: for the busy pools of `serve` (API requests, dispatcher lanes). PostgresNIO's
-    /// pool arms an idle or keep-alive timer each time a connection goes back and cancels it on the next
-    /// lease, and a cancelled timer (a sleeping task) keeps its memory until its original deadline: at
-    /// thousands of requests a second the API grew by tens of megabytes. A connection the server dropped
-    /// is found on its next use and replaced (that request answers 503 or its caller retries).
-    public func makeClient(poolSize: Int, logger: Logger, synchronousCommit: Bool = true, fixed: Bool = false) -> PostgresClient {
+    /// A `busy` pool (the API's requests, the dispatcher's lanes) closes a connection idle for 5 s and
+    /// sends no keep-alive pings. PostgresNIO's pool arms an idle (and a keep-alive) timer each time a
+    /// connection goes back and cancels it on the next lease, and a cancelled timer (a sleeping task)
+    /// keeps its memory until its original deadline: with the defaults (60 s idle, 30 s keep-alive) the
+    /// API grew by tens of megabytes at thousands of requests a second; 10 s bounds that to a few. The
+    /// minimum stays 0: a pool whose minimum equals its maximum trapped in PostgresNIO's state machine
+    /// (`createNewDemandConnectionIfPossible`) when connections were killed while all slots were taken.
+    public func makeClient(poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false) -> PostgresClient {
         var configuration = clientConfiguration()
         configuration.options.maximumConnections = poolSize
-        configuration.options.minimumConnections = fixed ? poolSize : 0
-        if fixed {
+        configuration.options.minimumConnections = 0
+        if busy {
+            configuration.options.connectionIdleTimeout = .seconds(5)
             configuration.options.keepAliveBehavior = nil
         }
         if !synchronousCommit {

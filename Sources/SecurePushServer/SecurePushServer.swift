@@ -51,11 +51,11 @@ public struct SecurePushServer {
             ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger) : []
         try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
 
-        // The API's request pool is busy and fixed; a dispatcher-only process uses this pool only for the
+        // The API's request pool is busy; a dispatcher-only process uses this pool only for the
         // payload purge and its operations routes.
         let client =
             configuration.role.runsAPI
-            ? configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger, fixed: true)
+            ? configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger, busy: true)
             : configuration.databaseURL.makeClient(poolSize: 2, logger: logger)
         var services: [any Service] = [client]
         if configuration.role.runsDispatcher {
@@ -64,7 +64,7 @@ public struct SecurePushServer {
                 poolSize: max(4, configuration.dispatcher.lanes * 2 + 2),
                 logger: logger,
                 synchronousCommit: configuration.dispatcherSynchronousCommit,
-                fixed: true
+                busy: true
             )
             services.append(dispatcherClient)
             let assembly = try DispatcherAssembly(
