@@ -47,7 +47,8 @@ struct LogHygieneTests {
             let provider = try APNsProvider(
                 configuration: APNsConfiguration(
                     apps: [.init(topic: "com.example.app", teamID: "TEAM123456", keyID: "KEY1234567", key: key)],
-                    productionBaseURL: fake.baseURL, sandboxBaseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: .seconds(2)),
+                    // 6 s: the sends before the stalled one (a TLS handshake among them) must not time out on a loaded machine.
+                    productionBaseURL: fake.baseURL, sandboxBaseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: .seconds(6)),
                 httpClient: client, logger: logs.logger)
             for token in tokens { _ = await provider.send(TestSupport.push(token: token)) }
         }
