@@ -52,19 +52,25 @@ WORKDIR /app
 COPY --from=build --chown=root:root --chmod=0755 /staging /app
 
 # The crash reporter, as in the Hummingbird template; a container must listen on every interface
-# (the binary's own default is 127.0.0.1).
+# (the binary's own default is 127.0.0.1). The operations routes (/healthz, /readyz, /status,
+# /status.html, /metrics) have a listener of their own, SECUREPUSH_OPS_HOST:SECUREPUSH_OPS_PORT
+# (9090), and the API's port 8080 answers 404 for them; a `--role dispatcher` process opens 9090 only.
+# Publish 8080 alone; 9090 is for probes and Prometheus on the private network (it is not EXPOSEd, so
+# `docker run -P` does not publish it).
 ENV PATH="/app:${PATH}" \
     SWIFT_BACKTRACE=enable=yes,sanitize=yes,threads=all,images=all,interactive=no,swift-backtrace=/app/swift-backtrace-static \
     SECUREPUSH_HOST=0.0.0.0 \
-    SECUREPUSH_PORT=8080
+    SECUREPUSH_PORT=8080 \
+    SECUREPUSH_OPS_HOST=0.0.0.0 \
+    SECUREPUSH_OPS_PORT=9090
 
 USER 10001:10001
 EXPOSE 8080
 
-# The HTTP server's liveness, in every role (a `--role dispatcher` process serves the operations
-# routes, /healthz among them, on the same SECUREPUSH_PORT).
+# The HTTP server's liveness, in every role, on the operations listener (on SECUREPUSH_PORT when
+# SECUREPUSH_OPS_PORT is set empty: then every process serves the operations routes there).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-    CMD ["/bin/sh", "-c", "curl --fail --silent --show-error --max-time 2 \"http://127.0.0.1:${SECUREPUSH_PORT}/healthz\" || exit 1"]
+    CMD ["/bin/sh", "-c", "curl --fail --silent --show-error --max-time 2 \"http://127.0.0.1:${SECUREPUSH_OPS_PORT:-${SECUREPUSH_PORT}}/healthz\" || exit 1"]
 
 ENTRYPOINT ["/app/securepush"]
 CMD ["serve"]

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import SecurePushCore
 import SecurePushStore
 
@@ -25,6 +26,8 @@ public struct APIContext: Sendable {
     public var webPushPublicKey: String?
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`).
     public var demo = false
+    /// Push tokens moved from one user to another by a registration (`securepush_device_rebinds_total`).
+    let rebinds = Counter(label: "securepush_device_rebinds_total")
 
     /// Creates a context.
     public init(stores: APIStores, userTokens: UserTokenVerifier, metricsText: @escaping @Sendable () -> String) {

@@ -16,8 +16,16 @@ public struct APILimits: Sendable {
     public var bodyReadTimeout: Duration = .seconds(10)
     /// A connection with nothing to read or write for this long is closed (`SECUREPUSH_HTTP_IDLE_TIMEOUT`).
     public var idleTimeout: Duration = .seconds(60)
-    /// Connections accepted at once (`SECUREPUSH_MAX_CONNECTIONS`); more wait in the backlog.
-    public var maxConnections = 1024
+    /// Connections accepted at once (`SECUREPUSH_MAX_CONNECTIONS`); more wait in the backlog. The process
+    /// raises its open-file limit to fit at start-up.
+    public var maxConnections = 16_384
+    /// Connections one client address may hold open at once (`SECUREPUSH_MAX_CONNECTIONS_PER_ADDRESS`); more
+    /// are closed at once. Trusted proxies are not limited. Far above what a carrier NAT address needs,
+    /// far below `maxConnections`, so one address cannot take every slot.
+    public var maxConnectionsPerAddress = 1000
+    /// How long a connection may take to send a request head, from its opening or from its previous
+    /// response (`SECUREPUSH_HTTP_HEADER_TIMEOUT`): idle or trickling connections are closed after it.
+    public var headerTimeout: Duration = .seconds(10)
     /// Largest request header section (`SECUREPUSH_MAX_HEADER_BYTES`).
     public var maxHeaderBytes = 16 * 1024
 

@@ -3,8 +3,9 @@ import Hummingbird
 /// Builds the HTTP API's router. The cross-cutting rules live here: errors and metrics for every route,
 /// user-token authentication for the user group, device-credential authentication for the device group.
 public enum APIRouter {
-    /// All routes, behind the error middleware and request metrics.
-    public static func build(_ api: APIContext) -> Router<APIRequestContext> {
+    /// All routes, behind the error middleware and request metrics; without `operations`, the operations
+    /// routes are left out (they are served on a listener of their own, and answer 404 here).
+    public static func build(_ api: APIContext, operations includeOperations: Bool = true) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
@@ -28,7 +29,7 @@ public enum APIRouter {
             .get("/v1/notifications/:id", use: notifications.read)
             .post("/v1/notifications/fetch", use: notifications.fetch)
 
-        mountOperations(router, operations)
+        if includeOperations { mountOperations(router, operations) }
         router.get("/openapi.json", use: operations.openAPI)
         router.get("/v1/webpush/key", use: WebPushRoutes(api: api).key)
         if api.demo {

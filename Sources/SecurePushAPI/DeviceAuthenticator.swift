@@ -25,29 +25,30 @@ struct DeviceAuthenticationMiddleware: RouterMiddleware {
 }
 
 /// Route-group middleware: checks the app's user JWT (`Authorization: Bearer <JWT>`) and puts the user id
-/// in the context; failures are throttled per client address like device credentials.
+/// in the context. A valid token is served whatever the throttle says; a missing or invalid one is a
+/// failed attempt, throttled per client address like device credentials (429 while the address is blocked).
 struct UserAuthenticationMiddleware: RouterMiddleware {
     let api: APIContext
 
     func handle(_ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response) async throws
         -> Response
     {
+        let bearer = request.headers[.authorization].flatMap(BearerToken.parse)
+        if let bearer, let userID = try? await api.userTokens.userID(from: bearer) {
+            var context = context
+            context.userID = userID
+            return try await next(request, context)
+        }
         let throttle = AuthThrottle(api: api)
         let keys = AuthThrottle.keys(client: context.clientAddress(request, trustedProxies: api.limits.trustedProxies))
         try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
-        guard let bearer = request.headers[.authorization].flatMap(BearerToken.parse) else {
+        if bearer == nil {
             try await throttle.fail(
                 keys: keys, deviceID: nil, kind: "user token missing",
                 unauthorized: .unauthorized("A user token is required: Authorization: Bearer <JWT>."), logger: context.logger)
         }
-        var context = context
-        do {
-            context.userID = try await api.userTokens.userID(from: bearer)
-        } catch {
-            try await throttle.fail(
-                keys: keys, deviceID: nil, kind: "user token invalid", unauthorized: .unauthorized("The user token is invalid or expired."),
-                logger: context.logger)
-        }
-        return try await next(request, context)
+        try await throttle.fail(
+            keys: keys, deviceID: nil, kind: "user token invalid", unauthorized: .unauthorized("The user token is invalid or expired."),
+            logger: context.logger)
     }
 }

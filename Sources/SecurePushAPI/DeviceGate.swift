@@ -8,6 +8,10 @@ import Synchronization
 /// call), the read rate limits per device and per user, and the answer to a refused credential (401, or
 /// 429 while throttled, with the failure recorded). The database checks the proof in the same round trip
 /// as the route's own work (`DeviceAccess`).
+///
+/// The read buckets are charged only for verified credentials: a request is refused up front only when
+/// its device's (or user's) bucket is already empty, and a token is taken once the database granted the
+/// credential, so requests with a victim's device id and a wrong secret cannot spend its allowance.
 struct DeviceGate: Sendable {
     let api: APIContext
     let deviceReads: RateLimiter
@@ -36,7 +40,7 @@ struct DeviceGate: Sendable {
                 logger: context.logger)
         }
         let deviceID = credential.deviceID
-        if let wait = deviceReads.take(deviceID.uuidString) ?? owners[deviceID].flatMap({ userReads.take($0) }) {
+        if let wait = deviceReads.wait(deviceID.uuidString) ?? owners[deviceID].flatMap({ userReads.wait($0) }) {
             throw APIError.tooManyRequests(retryAfter: wait.secondsDouble, "Too many requests for this device or user; slow down.")
         }
         return DeviceProof(deviceID: deviceID, secret: credential.secret, throttleKeys: AuthThrottle.keys(client: client, deviceID: deviceID))
@@ -47,9 +51,10 @@ struct DeviceGate: Sendable {
     func resolve<Value>(_ access: DeviceAccess<Value>, proof: DeviceProof, logger: Logger) async throws -> (AuthenticatedDevice, Value) {
         switch access {
         case .granted(let device, let value):
-            if owners.remember(device) {
-                _ = userReads.take(device.userID)
-            }
+            // Charged after the fact: the read is done, so it is answered; the next one waits if spent.
+            _ = deviceReads.take(device.deviceID.uuidString)
+            _ = userReads.take(device.userID)
+            owners.remember(device)
             return (device, value)
         case .refused(let blockedFor):
             let throttle = AuthThrottle(api: api)
@@ -88,13 +93,12 @@ final class DeviceOwners: Sendable {
         owners.withLock { $0[deviceID] }
     }
 
-    /// Records the device's user; true when it was not known (its request has not yet counted for the user).
-    func remember(_ device: AuthenticatedDevice) -> Bool {
+    /// Records the device's user.
+    func remember(_ device: AuthenticatedDevice) {
         owners.withLock { owners in
-            if owners[device.deviceID] == device.userID { return false }
+            if owners[device.deviceID] == device.userID { return }
             if owners.count >= Self.limit { owners.removeAll(keepingCapacity: true) }
             owners[device.deviceID] = device.userID
-            return true
         }
     }
 }

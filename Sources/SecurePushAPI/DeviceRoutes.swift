@@ -23,12 +23,19 @@ struct DeviceRoutes: Sendable {
             let registration = try await api.database {
                 try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON)
             }
+            if registration.reboundFrom != nil {
+                // The previous owner is in the audit row (`device_rebound`), never in a log line or a metric.
+                context.logger.notice("push token re-bound to another user", metadata: ["device.id": "\(registration.deviceID)"])
+                api.rebinds.increment()
+            }
             return try JSONResponse.make(
                 DeviceCreatedBody(registration),
                 status: .created
             )
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: "invalid_device", message: error.message)
+        } catch let error as RegistrationRateLimited {
+            throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
         }
     }
 

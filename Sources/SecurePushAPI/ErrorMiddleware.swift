@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import SecurePushCore
 import SecurePushStore
 
@@ -17,6 +18,10 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as any HTTPResponseError {
             throw Self.translate(status: error.status)
+        } catch is HTTPParserError {
+            // A malformed request part that arrived after the head (a chunk size that overflows, a bad
+            // chunk or trailer): the client's fault.
+            throw APIError(.badRequest, code: "bad_request", message: "The request is malformed.")
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
             throw APIError.unavailable

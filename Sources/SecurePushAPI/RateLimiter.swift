@@ -1,41 +1,77 @@
 import SecurePushCore
 import Synchronization
 
-/// Token buckets per key (a device, a user), in this process. A full bucket is forgotten when the
-/// table grows, so memory stays bounded by the keys active within one refill time.
+/// Token buckets per key (a device, a user), in this process. O(1) per request at any size: the table is
+/// split into shards, each with two generations; when a shard's current generation fills, it becomes the
+/// previous one and the one before is dropped whole. A bucket not touched for two generations is
+/// forgotten (it comes back full), so memory is bounded by `capacity` buckets whatever the traffic.
 final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
-    private let limit: RateLimit
-    private let buckets = Mutex<[String: Bucket]>([:])
-    private let clock = ContinuousClock()
-    private static let pruneAbove = 10_000
+    private struct Shard {
+        var current: [String: Bucket] = [:]
+        var previous: [String: Bucket] = [:]
+    }
 
-    init(_ limit: RateLimit) {
+    private let limit: RateLimit
+    private final class ShardBox: Sendable {
+        let mutex = Mutex(Shard())
+    }
+
+    private let shards: [ShardBox]
+    private let perGeneration: Int
+    private let clock = ContinuousClock()
+
+    /// `capacity` bounds the buckets kept (about 200 bytes each with their keys).
+    init(_ limit: RateLimit, capacity: Int = 200_000) {
         self.limit = limit
+        let shardCount = 16
+        self.shards = (0..<shardCount).map { _ in ShardBox() }
+        self.perGeneration = max(1, capacity / shardCount / 2)
+    }
+
+    /// How long until `key` has a token, without taking one (`nil` when it has one now).
+    func wait(_ key: String) -> Duration? {
+        let now = clock.now
+        return shard(key).mutex.withLock { shard in
+            guard let bucket = shard.current[key] ?? shard.previous[key] else { return nil }
+            let tokens = refilled(bucket, at: now)
+            return tokens >= 1 ? nil : .seconds((1 - tokens) / limit.perSecond)
+        }
     }
 
     /// Takes one token for `key`: `nil` when allowed, else how long until one is available.
     func take(_ key: String) -> Duration? {
         let now = clock.now
-        let (perSecond, burst) = (limit.perSecond, Double(limit.burst))
-        return buckets.withLock { buckets in
-            if buckets.count > Self.pruneAbove {
-                let refill = Duration.seconds(burst / perSecond)
-                buckets = buckets.filter { now - $0.value.updated < refill }
-            }
-            var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).secondsDouble * perSecond)
+        let perGeneration = self.perGeneration
+        return shard(key).mutex.withLock { shard in
+            var bucket = shard.current[key] ?? shard.previous[key] ?? Bucket(tokens: Double(limit.burst), updated: now)
+            bucket.tokens = refilled(bucket, at: now)
             bucket.updated = now
-            defer { buckets[key] = bucket }
-            guard bucket.tokens >= 1 else {
-                return .seconds((1 - bucket.tokens) / perSecond)
+            let allowed = bucket.tokens >= 1
+            if allowed { bucket.tokens -= 1 }
+            if shard.current[key] == nil, shard.current.count >= perGeneration {
+                shard.previous = shard.current
+                shard.current = [:]
             }
-            bucket.tokens -= 1
-            return nil
+            shard.current[key] = bucket
+            return allowed ? nil : .seconds((1 - bucket.tokens) / limit.perSecond)
         }
+    }
+
+    /// The buckets kept now (for tests of the bound).
+    var count: Int {
+        shards.reduce(0) { total, shard in total + shard.mutex.withLock { $0.current.count + $0.previous.count } }
+    }
+
+    private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Double {
+        min(Double(limit.burst), bucket.tokens + (now - bucket.updated).secondsDouble * limit.perSecond)
+    }
+
+    private func shard(_ key: String) -> ShardBox {
+        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
     }
 }

@@ -71,7 +71,9 @@ struct BenchDatabase {
             configuration: configuration,
             logger: logger
         )
-        let group = ServiceGroup(configuration: .init(services: assembly.services.map { .init(service: $0) }, logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: assembly.services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) }, logger: logger))
         let task = Task { try await group.run() }
         do {
             let result = try await body(assembly)

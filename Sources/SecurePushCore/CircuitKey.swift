@@ -1,11 +1,14 @@
 import Foundation
 
-/// What one circuit breaker guards: a whole platform, or one host of a platform whose endpoint varies
-/// per device (Web Push endpoints, WNS channel URIs).
+/// What one circuit breaker guards: a whole platform, or one push service of a platform whose endpoint
+/// varies per device (Web Push endpoints, WNS channel URIs). A push service is the allowed host an
+/// endpoint's host falls under, so the number of keys is bounded by the allowlists, whatever hosts
+/// devices register.
 public struct CircuitKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The platform.
     public var platform: Platform
-    /// The push service's host (lowercase) for per-host platforms; `nil` for a whole platform.
+    /// The push service (an allowed host, lowercase; `other` for a host under none) for per-host platforms;
+    /// `nil` for a whole platform.
     public var host: String?
 
     /// Creates a key.
@@ -14,18 +17,19 @@ public struct CircuitKey: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.host = host
     }
 
-    /// The key of `target`: its endpoint's host for Web Push and WNS ("" when the URL has none), else the platform.
-    public init(for target: PushTarget) {
+    /// The key of `target`: for Web Push and WNS, the allowed host its endpoint's host falls under
+    /// (`other` when none, or when the URL has no host), else the platform.
+    public init(for target: PushTarget, policies: PushEndpointPolicies) {
         self.platform = target.platform
-        self.host = Self.isPerHost(target.platform) ? (URLComponents(string: target.token)?.host?.lowercased() ?? "") : nil
+        guard let policy = policies.policy(for: target.platform) else {
+            self.host = nil
+            return
+        }
+        let host = URLComponents(string: target.token)?.host
+        self.host = host.flatMap { policy.service(ofHost: $0) } ?? "other"
     }
 
-    /// Whether the platform's breakers are per endpoint host (its endpoints vary per device).
-    public static func isPerHost(_ platform: Platform) -> Bool {
-        platform == .webpush || platform == .wns
-    }
-
-    /// `apns`, or `webpush/<host>` for a per-host key.
+    /// `apns`, or `webpush/<service>` for a per-service key.
     public var description: String {
         host.map { "\(platform.rawValue)/\($0)" } ?? platform.rawValue
     }

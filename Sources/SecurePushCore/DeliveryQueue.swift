@@ -26,8 +26,12 @@ public protocol QueueMaintenance: Sendable {
     func rescueExpiredLeases() async throws -> Int
     /// Moves pending deliveries of expired notifications to the history as `expired`.
     func expirePending() async throws -> Int
-    /// Deletes history rows, stopped dispatcher rows and security records older than `retention`; returns rows deleted.
+    /// Deletes history rows, stopped dispatcher rows and idle throttle rows older than `retention`; returns rows deleted.
     func prune(retention: Duration, batchSize: Int) async throws -> Int
     /// Retires active devices not seen for `staleAfter` (deactivated, pending deliveries cancelled, audited).
     func retireStaleDevices(staleAfter: Duration) async throws -> Int
+    /// Deletes devices inactive for longer than `retention`, with their remaining deliveries; returns how many.
+    func deleteRetiredDevices(retention: Duration) async throws -> Int
+    /// Deletes security audit rows older than `retention`; returns how many.
+    func pruneAuditLog(retention: Duration) async throws -> Int
 }

@@ -55,6 +55,14 @@ public struct PushEndpointPolicy: Hashable, Sendable {
         return allowedHosts.contains { suffix in host == suffix || host.hasSuffix("." + suffix) }
     }
 
+    /// The allowed host `host` falls under (the longest matching entry), `nil` when none does: the push
+    /// service a device's endpoint belongs to, whatever subdomain the device registered.
+    public func service(ofHost host: String) -> String? {
+        let host = Self.normalize(host)
+        if let address = IPAddress(host) { return allowedHosts.first { IPAddress($0) == address } }
+        return allowedHosts.filter { suffix in host == suffix || host.hasSuffix("." + suffix) }.max { $0.count < $1.count }
+    }
+
     /// Refuses `address` unless it is public or inside an allowed private network. `host` is the name
     /// it was resolved from, for the message.
     public func check(address: IPAddress, host: String?) throws(PushEndpointRefusal) {

@@ -4,8 +4,9 @@ import Metrics
 import SecurePushCore
 import Synchronization
 
-/// A dispatcher process's circuit breakers, shared by its lanes: one per platform, and one per endpoint
-/// host for Web Push and WNS (`CircuitKey`). Exports `securepush_circuit_open{platform,host}` (1 open,
+/// A dispatcher process's circuit breakers, shared by its lanes: one per platform, and one per push service
+/// (allowed endpoint host) for Web Push and WNS (`CircuitKey`), so their number and their metric series
+/// are bounded by the allowlists. Exports `securepush_circuit_open{platform,host}` (1 open,
 /// 0.5 half-open, 0 closed; `host` is empty for a whole platform) and `securepush_circuit_opened_total{platform}`,
 /// and logs every change of state.
 public final class CircuitBreakers: Sendable {
@@ -21,13 +22,16 @@ public final class CircuitBreakers: Sendable {
 
     /// The thresholds every breaker uses.
     public let policy: CircuitBreakerPolicy
+    /// The allowlists that name the push services of Web Push and WNS endpoints.
+    public let endpointPolicies: PushEndpointPolicies
     private let entries = Mutex<[CircuitKey: Entry]>([:])
     private let openedCounters: [Platform: Counter]
     private let logger: Logger
 
     /// Creates closed breakers (made per key on first use).
-    public init(policy: CircuitBreakerPolicy, logger: Logger) {
+    public init(policy: CircuitBreakerPolicy, endpointPolicies: PushEndpointPolicies = PushEndpointPolicies(), logger: Logger) {
         self.policy = policy
+        self.endpointPolicies = endpointPolicies
         self.logger = logger
         self.openedCounters = Dictionary(
             uniqueKeysWithValues: Platform.allCases.map {
@@ -62,6 +66,9 @@ public final class CircuitBreakers: Sendable {
             entries.compactMap { key, entry in key.host == nil ? entry.breaker.openUntil.flatMap { $0 > now ? $0 - now : nil } : nil }.min()
         }
     }
+
+    /// How many breakers exist (each with its gauge series).
+    public var count: Int { entries.withLock { $0.count } }
 
     /// The breakers that are not closed, with wall-clock times (for the heartbeat and `/status`). Also
     /// moves breakers whose open time is over to half-open, so the gauges follow time.

@@ -95,7 +95,7 @@ extension Dispatcher {
                     sending.unstarted.append(delivery.id)
                     continue
                 }
-                let key = CircuitKey(for: delivery.push.target)
+                let key = CircuitKey(for: delivery.push.target, policies: breakers.endpointPolicies)
                 let probe: Bool
                 switch breakers.permit(key, at: clock.now) {
                 case .send:

@@ -54,7 +54,7 @@ public final class Dispatcher: Service, Sendable {
         self.stats = stats
         self.workerID = workerID
         self.logger = logger
-        self.breakers = CircuitBreakers(policy: configuration.circuitBreaker, logger: logger)
+        self.breakers = CircuitBreakers(policy: configuration.circuitBreaker, endpointPolicies: configuration.endpointPolicies, logger: logger)
         self.pushTimers = Dictionary(
             uniqueKeysWithValues: Platform.allCases.map {
                 ($0, Metrics.Timer(label: "securepush_push_duration", dimensions: [("platform", $0.rawValue)]))

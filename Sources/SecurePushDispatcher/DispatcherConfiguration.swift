@@ -24,6 +24,10 @@ public struct DispatcherConfiguration: Sendable {
     public var databaseTimeout: Duration = .seconds(30)
     /// Devices not seen for this long are retired by maintenance (`SECUREPUSH_DEVICE_STALE_AFTER`).
     public var deviceStaleAfter: Duration = .seconds(270 * 86_400)
+    /// Inactive devices (retired, revoked, unregistered) are deleted after this long (`SECUREPUSH_DEVICE_RETENTION`).
+    public var deviceRetention: Duration = .seconds(30 * 86_400)
+    /// Security audit rows are deleted after this long (`SECUREPUSH_AUDIT_RETENTION`).
+    public var auditRetention: Duration = .seconds(90 * 86_400)
     /// How often this process writes its heartbeat row.
     public var heartbeatInterval: Duration = .seconds(5)
     /// Whether each push carries its recipient's unread count as the badge (`SECUREPUSH_BADGE=unread`),
@@ -32,6 +36,9 @@ public struct DispatcherConfiguration: Sendable {
     /// When a push service's circuit breaker opens and for how long (defaults: 5 provider failures in a
     /// row, or ≥ 50 % of ≥ 20 results in 10 s; open 1 s, doubling after each failed probe up to 60 s).
     public var circuitBreaker = CircuitBreakerPolicy()
+    /// The Web Push and WNS allowlists (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`): their
+    /// entries name the push services the circuit breakers are kept per.
+    public var endpointPolicies = PushEndpointPolicies()
 
     /// The defaults.
     public init() {}

@@ -47,7 +47,14 @@ public struct MaintenanceService: Service {
                 if retired > 0 {
                     logger.notice("retired devices not seen lately", metadata: ["devices.retired": "\(retired)"])
                 }
-                let pruned = try await withDeadline(timeout) { try await maintenance.prune(retention: retention, batchSize: 10_000) }
+                let deviceRetention = configuration.deviceRetention
+                let deleted = try await withDeadline(timeout) { try await maintenance.deleteRetiredDevices(retention: deviceRetention) }
+                if deleted > 0 {
+                    logger.info("deleted devices inactive past their retention", metadata: ["devices.deleted": "\(deleted)"])
+                }
+                let auditRetention = configuration.auditRetention
+                let audit = try await withDeadline(timeout) { try await maintenance.pruneAuditLog(retention: auditRetention) }
+                let pruned = try await withDeadline(timeout) { try await maintenance.prune(retention: retention, batchSize: 10_000) } + audit
                 if pruned > 0 {
                     logger.info("pruned old rows", metadata: ["queue.pruned": "\(pruned)"])
                 }

@@ -39,14 +39,36 @@ public struct APIAssembly: Sendable {
         self.operationsOnly = operationsOnly
     }
 
-    /// The Hummingbird application, bound to `host:port`.
-    public func application(host: String, port: Int, logger: Logger) -> some ApplicationProtocol {
+    /// Which routes a listener serves.
+    public enum Routes: Sendable {
+        /// The API's routes and the operations routes (one listener).
+        case all
+        /// The API's routes alone (the operations routes have a listener of their own).
+        case api
+        /// The operations routes alone.
+        case operations
+    }
+
+    /// The Hummingbird application, bound to `host:port`, serving `routes` (by default every route, or the
+    /// operations routes alone for a dispatcher-only process). Each listener has its own connection limits.
+    public func application(host: String, port: Int, routes: Routes? = nil, logger: Logger) -> some ApplicationProtocol {
         let limits = context.limits
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
+        let channel = HTTP1Channel.Configuration(idleTimeout: .milliseconds(limits.idleTimeout.wholeMilliseconds), httpDecoderConfiguration: decoder)
+        let connectionLimits = ConnectionLimits(
+            perAddress: limits.maxConnectionsPerAddress, headerTimeout: limits.headerTimeout, trustedProxies: limits.trustedProxies)
+        let router: Router<APIRequestContext> =
+            switch routes ?? (operationsOnly ? .operations : .all) {
+            case .all: APIRouter.build(context)
+            case .api: APIRouter.build(context, operations: false)
+            case .operations: APIRouter.buildOperations(context)
+            }
         return Application(
-            router: operationsOnly ? APIRouter.buildOperations(context) : APIRouter.build(context),
-            server: .http1(configuration: .init(idleTimeout: .milliseconds(limits.idleTimeout.wholeMilliseconds), httpDecoderConfiguration: decoder)),
+            router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: channel), limits: connectionLimits)
+            },
             configuration: .init(
                 address: .hostname(host, port: port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),

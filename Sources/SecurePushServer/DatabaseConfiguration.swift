@@ -21,10 +21,15 @@ public struct DatabaseConfiguration: Sendable {
     public var readSync: Bool
     /// At most one clear push per device per this window (`SECUREPUSH_READ_SYNC_WINDOW`, default 2 s).
     public var readSyncWindow: Duration
+    /// Device registrations per user in any hour (`SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`, default 60; 0
+    /// turns the limit off), written to the database; one more answers 429.
+    public var maxRegistrationsPerHour: Int
 
     /// The settings written to the database.
     public var deploymentSettings: DeploymentSettings {
-        DeploymentSettings(defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser, readSync: readSync, readSyncWindow: readSyncWindow)
+        DeploymentSettings(
+            defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser, readSync: readSync, readSyncWindow: readSyncWindow,
+            maxRegistrationsPerHour: maxRegistrationsPerHour)
     }
 
     /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
@@ -41,6 +46,7 @@ public struct DatabaseConfiguration: Sendable {
         }
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
         self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
+        self.maxRegistrationsPerHour = try values.int("SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR", default: 60, in: 0...100_000)
         self.readSync = try values.choice("SECUREPUSH_READ_SYNC", default: "on", allowed: ["on", "off"]) == "on"
         self.readSyncWindow = try values.duration("SECUREPUSH_READ_SYNC_WINDOW", default: .seconds(2), in: .zero...(.seconds(3600)))
         self.dispatcherStaleAfter = try values.duration(

@@ -8,12 +8,18 @@ public struct HTTPConfiguration: Sendable {
     public var host: String
     /// Port (`SECUREPUSH_PORT`).
     public var port: Int
+    /// The operations listener's address (`SECUREPUSH_OPS_HOST`, default 127.0.0.1) and port
+    /// (`SECUREPUSH_OPS_PORT`): when set, `/healthz`, `/readyz`, `/status`, `/status.html` and `/metrics` are
+    /// served there alone, and the API port answers 404 for them. Unset: the API port serves them.
+    public var operations: (host: String, port: Int)?
     /// How user JWTs are verified (`SECUREPUSH_USER_JWT_SECRET` or `SECUREPUSH_USER_JWT_PUBLIC_KEY`).
     public var userTokenKey: UserTokenVerifier.Key?
     /// Required `iss` (`SECUREPUSH_USER_JWT_ISSUER`).
     public var userTokenIssuer: String?
     /// Required `aud` (`SECUREPUSH_USER_JWT_AUDIENCE`).
     public var userTokenAudience: String?
+    /// The longest lifetime (`exp - iat`) a user token may have (`SECUREPUSH_USER_JWT_MAX_LIFETIME`; unset: no bound).
+    public var userTokenMaxLifetime: Duration?
     /// Purge a payload this long after it was first read (`SECUREPUSH_PURGE_AFTER_READ`; off by default).
     public var purgeAfterRead: Duration?
     /// How often the API refreshes the fetch-lifecycle gauges of `/metrics` from the database
@@ -36,6 +42,12 @@ public struct HTTPConfiguration: Sendable {
         self.databaseTimeout = try values.duration("SECUREPUSH_API_DB_TIMEOUT", default: .seconds(10), in: .milliseconds(100)...(.seconds(120)))
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
+        if values.string("SECUREPUSH_OPS_PORT") != nil {
+            let opsPort = try values.int("SECUREPUSH_OPS_PORT", default: 9090, in: 0...65535)
+            self.operations = (values.string("SECUREPUSH_OPS_HOST") ?? "127.0.0.1", opsPort)
+        } else if values.string("SECUREPUSH_OPS_HOST") != nil {
+            throw ConfigurationError("SECUREPUSH_OPS_HOST is set without SECUREPUSH_OPS_PORT; set both to serve the operations routes apart")
+        }
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
         let publicKey = values.string("SECUREPUSH_USER_JWT_PUBLIC_KEY")
         switch (secret, publicKey) {
@@ -63,6 +75,10 @@ public struct HTTPConfiguration: Sendable {
             "SECUREPUSH_FETCH_STATS_INTERVAL", default: .seconds(30), in: .milliseconds(100)...(.seconds(3600)))
         self.userTokenIssuer = values.string("SECUREPUSH_USER_JWT_ISSUER")
         self.userTokenAudience = values.string("SECUREPUSH_USER_JWT_AUDIENCE")
+        if values.string("SECUREPUSH_USER_JWT_MAX_LIFETIME") != nil {
+            self.userTokenMaxLifetime = try values.duration(
+                "SECUREPUSH_USER_JWT_MAX_LIFETIME", default: .seconds(3600), in: .seconds(1)...(.seconds(366 * 86_400)))
+        }
         if values.string("SECUREPUSH_PURGE_AFTER_READ").map({ ["off", "never", "0"].contains($0.lowercased()) }) ?? true {
             self.purgeAfterRead = nil
         } else {
@@ -96,6 +112,10 @@ public struct HTTPConfiguration: Sendable {
         limits.idleTimeout = try values.duration(
             "SECUREPUSH_HTTP_IDLE_TIMEOUT", default: limits.idleTimeout, in: .seconds(1)...(.seconds(3600)))
         limits.maxConnections = try values.int("SECUREPUSH_MAX_CONNECTIONS", default: limits.maxConnections, in: 1...1_000_000)
+        limits.maxConnectionsPerAddress = try values.int(
+            "SECUREPUSH_MAX_CONNECTIONS_PER_ADDRESS", default: limits.maxConnectionsPerAddress, in: 1...1_000_000)
+        limits.headerTimeout = try values.duration(
+            "SECUREPUSH_HTTP_HEADER_TIMEOUT", default: limits.headerTimeout, in: .milliseconds(100)...(.seconds(600)))
         return limits
     }
 
@@ -106,7 +126,8 @@ public struct HTTPConfiguration: Sendable {
                 "the API needs SECUREPUSH_USER_JWT_SECRET (HS256) or SECUREPUSH_USER_JWT_PUBLIC_KEY (ES256/RS256 PEM) to verify user tokens")
         }
         do {
-            return try await UserTokenVerifier(key: userTokenKey, issuer: userTokenIssuer, audience: userTokenAudience)
+            return try await UserTokenVerifier(
+                key: userTokenKey, issuer: userTokenIssuer, audience: userTokenAudience, maxLifetime: userTokenMaxLifetime)
         } catch {
             throw ConfigurationError("SECUREPUSH_USER_JWT_PUBLIC_KEY is not a usable EC P-256 or RSA public key in PEM form")
         }

@@ -9,7 +9,8 @@ public enum LoggingBootstrap {
     /// The Prometheus registry `/metrics` renders.
     public static let metricsRegistry = PrometheusCollectorRegistry()
 
-    /// Logs to standard error at `level` and records metrics in `metricsRegistry`.
+    /// Logs to standard error at `level` (third-party modules at `debug` at most: `LibraryLogFilter`) and
+    /// records metrics in `metricsRegistry`.
     public static func bootstrap(level: Logger.Level) {
         let first = done.withLock { done in
             defer { done = true }
@@ -19,7 +20,7 @@ public enum LoggingBootstrap {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return LibraryLogFilter(inner: handler)
         }
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metricsRegistry))
     }

@@ -85,6 +85,10 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_DB_TIMEOUT", default: dispatcher.databaseTimeout, in: .seconds(1)...(.seconds(600)))
         dispatcher.deviceStaleAfter = try values.duration(
             "SECUREPUSH_DEVICE_STALE_AFTER", default: dispatcher.deviceStaleAfter, in: .seconds(60)...(.seconds(3650 * 86_400)))
+        dispatcher.deviceRetention = try values.duration(
+            "SECUREPUSH_DEVICE_RETENTION", default: dispatcher.deviceRetention, in: .seconds(60)...(.seconds(3650 * 86_400)))
+        dispatcher.auditRetention = try values.duration(
+            "SECUREPUSH_AUDIT_RETENTION", default: dispatcher.auditRetention, in: .seconds(60)...(.seconds(3650 * 86_400)))
         dispatcher.heartbeatInterval = try values.duration(
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         dispatcher.unreadBadge = try values.choice("SECUREPUSH_BADGE", default: "unread", allowed: ["unread", "off"]) == "unread"
@@ -100,6 +104,7 @@ public struct SecurePushConfiguration: Sendable {
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
         self.providerSettings = try ProviderSettings(values: values, platforms: providers)
+        self.dispatcher.endpointPolicies = providerSettings.endpointPolicies
         self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)
     }
 

@@ -46,6 +46,7 @@ public struct SecurePushServer {
     }
 
     private func run(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?) async throws {
+        FileDescriptorLimit.raise(toFit: configuration.http.limits.maxConnections, logger: logger)
         let providers =
             configuration.role.runsDispatcher
             ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger) : []
@@ -89,7 +90,16 @@ public struct SecurePushServer {
         // Every role serves HTTP: the API role every route, a dispatcher-only process the operations
         // routes (health, readiness, status, metrics), so it can be probed and scraped.
         let api = try await APIAssembly(client: client, configuration: configuration, logger: logger, operationsOnly: !configuration.role.runsAPI)
-        services.append(api.application(host: configuration.http.host, port: configuration.http.port, logger: logger))
+        let http = configuration.http
+        if let operations = http.operations {
+            // The operations routes on a listener of their own; the API port (API roles only) answers 404 for them.
+            if configuration.role.runsAPI {
+                services.append(api.application(host: http.host, port: http.port, routes: .api, logger: logger))
+            }
+            services.append(api.application(host: operations.host, port: operations.port, routes: .operations, logger: logger))
+        } else {
+            services.append(api.application(host: http.host, port: http.port, logger: logger))
+        }
         if configuration.role.runsAPI {
             services.append(
                 FetchStatsService(
@@ -110,7 +120,9 @@ public struct SecurePushServer {
         )
         let group = ServiceGroup(
             configuration: .init(
-                services: services.map { .init(service: $0) },
+                // Named by type: the group logs each service's name, and a description could hold
+                // configuration (a database client's holds the password).
+                services: services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -5,7 +5,7 @@ import PostgresNIO
 /// A parsed `DATABASE_URL`: `postgres://user:password@host:port/db?sslmode=...&host=/socket/dir`.
 ///
 /// As with libpq, a `host` query parameter that starts with `/` names a unix socket directory.
-public struct DatabaseURL: Sendable, Hashable {
+public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     /// How TLS is negotiated.
     public enum TLSMode: String, Sendable, Hashable {
         case disable, prefer, require
@@ -52,6 +52,11 @@ public struct DatabaseURL: Sendable, Hashable {
         case "require", "verify-ca", "verify-full": self.tls = .require
         default: throw ConfigurationError("DATABASE_URL sslmode must be disable, prefer or require")
         }
+    }
+
+    /// The URL without its password (`postgres://user:***@host:port/db`): what may be printed.
+    public var description: String {
+        "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)"
     }
 
     /// The unix socket path PostgreSQL listens on for this port.

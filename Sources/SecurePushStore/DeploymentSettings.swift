@@ -10,12 +10,18 @@ public struct DeploymentSettings: Sendable, Hashable {
     /// How long a device's clear waits for more reads to coalesce (`SECUREPUSH_READ_SYNC_WINDOW`): at most
     /// one clear push per device per window.
     public var readSyncWindow: Duration
+    /// Registrations per user in any hour (`SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`; 0 turns the limit off).
+    public var maxRegistrationsPerHour: Int
 
     /// Creates the settings.
-    public init(defaultTTL: Duration, maxDevicesPerUser: Int, readSync: Bool = true, readSyncWindow: Duration = .seconds(2)) {
+    public init(
+        defaultTTL: Duration, maxDevicesPerUser: Int, readSync: Bool = true, readSyncWindow: Duration = .seconds(2),
+        maxRegistrationsPerHour: Int = 60
+    ) {
         self.defaultTTL = defaultTTL
         self.maxDevicesPerUser = maxDevicesPerUser
         self.readSync = readSync
         self.readSyncWindow = readSyncWindow
+        self.maxRegistrationsPerHour = maxRegistrationsPerHour
     }
 }

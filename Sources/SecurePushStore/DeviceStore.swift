@@ -9,6 +9,22 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var deviceID: UUID
     /// 256 random bits, base64url without padding.
     public var deviceSecret: String
+    /// The user the push token was bound to before this registration moved it (a re-bind), else `nil`.
+    public var reboundFrom: String?
+
+    /// Creates a registration.
+    public init(deviceID: UUID, deviceSecret: String, reboundFrom: String? = nil) {
+        self.deviceID = deviceID
+        self.deviceSecret = deviceSecret
+        self.reboundFrom = reboundFrom
+    }
+}
+
+/// A user registered more devices within the last hour than `SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`
+/// allows (SQLSTATE `SPR01` from `register_device_checked`).
+public struct RegistrationRateLimited: Error, Sendable {
+    /// Seconds until the oldest registration of the hour leaves the window.
+    public var retryAfter: Double
 }
 
 /// The device a valid credential belongs to.
@@ -35,20 +51,23 @@ public struct DeviceStore: Sendable {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 
-    /// Registers or re-registers a device; invalid platform options throw `InvalidInput`.
+    /// Registers or re-registers a device; invalid platform options throw `InvalidInput`, a user over the
+    /// hourly registration rate `RegistrationRateLimited`.
     public func register(userID: String, platform: String, token: String, optionsJSON: String) async throws -> DeviceRegistration {
         do {
             let rows = try await database.query(
                 """
-                SELECT device_id, device_secret
-                FROM securepush.register_device(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb)
+                SELECT device_id, device_secret, rebound_from
+                FROM securepush.register_device_checked(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb)
                 """
             ).collect()
             guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
-            let (id, secret) = try row.decode((UUID, String).self)
-            return DeviceRegistration(deviceID: id, deviceSecret: secret)
+            let (id, secret, reboundFrom) = try row.decode((UUID, String, String?).self)
+            return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22023" {
             throw InvalidInput(message: error.serverInfo?[.message] ?? "invalid device")
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
+            throw RegistrationRateLimited(retryAfter: Double(error.serverInfo?[.detail] ?? "") ?? 60)
         }
     }
 

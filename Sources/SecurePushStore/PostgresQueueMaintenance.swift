@@ -99,13 +99,20 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
             SELECT count(*)::bigint FROM gone
             """
         )
-        // The audit log keeps the same retention; throttle rows go once idle for a day and unblocked.
-        let audit = try await database.count("SELECT securepush.prune_audit_log(\(milliseconds) * interval '1 millisecond')::bigint")
+        // Throttle rows go once idle for a day and unblocked (the audit log has a retention of its own).
         let throttles = try await database.count("SELECT securepush.prune_auth_failures(interval '1 day')::bigint")
-        return history + notifications + dispatchers + audit + throttles
+        return history + notifications + dispatchers + throttles
     }
 
     public func retireStaleDevices(staleAfter: Duration) async throws -> Int {
         try await database.count("SELECT securepush.retire_stale_devices(\(staleAfter.wholeMilliseconds) * interval '1 millisecond')::bigint")
+    }
+
+    public func deleteRetiredDevices(retention: Duration) async throws -> Int {
+        try await database.count("SELECT securepush.delete_retired_devices(\(retention.wholeMilliseconds) * interval '1 millisecond')::bigint")
+    }
+
+    public func pruneAuditLog(retention: Duration) async throws -> Int {
+        try await database.count("SELECT securepush.prune_audit_log(\(retention.wholeMilliseconds) * interval '1 millisecond')::bigint")
     }
 }

@@ -11,6 +11,9 @@ public enum AuditEvent: String, Sendable, CaseIterable {
     case deviceRetired = "device_retired"
     case throttled
     case tokenInvalid = "token_invalid"
+    case deviceRebound = "device_rebound"
+    case registrationLimited = "registration_limited"
+    case deviceDeleted = "device_deleted"
 }
 
 /// How failed authentication is throttled: `freeFailures` within `window` cost nothing; each further

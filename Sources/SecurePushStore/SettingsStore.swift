@@ -27,10 +27,11 @@ public struct SettingsStore: Sendable {
         let cap = String(settings.maxDevicesPerUser)
         let readSync = settings.readSync ? "on" : "off"
         let window = "\(settings.readSyncWindow.wholeMilliseconds) milliseconds"
+        let registrations = String(settings.maxRegistrationsPerHour)
         return """
             INSERT INTO securepush.settings (key, value)
             VALUES ('default_ttl', \(ttl)::interval::text), ('max_devices_per_user', \(cap)), ('read_sync', \(readSync)),
-                   ('read_sync_window', \(window)::interval::text)
+                   ('read_sync_window', \(window)::interval::text), ('max_registrations_per_hour', \(registrations))
             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
             """
     }

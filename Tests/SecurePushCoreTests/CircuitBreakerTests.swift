@@ -153,18 +153,35 @@ struct CircuitBreakerTests {
         #expect(breaker.state == .open(until: at(12_001)), "doubled, capped at 7 s")
     }
 
-    @Test("Web Push and WNS are keyed by endpoint host, the other platforms as a whole")
+    @Test("Web Push and WNS are keyed by the allowed push service their endpoint's host falls under, the other platforms as a whole")
     func keys() {
+        let policies = PushEndpointPolicies()
         let webPush = PushTarget(deviceID: UUID(), platform: .webpush, token: "https://Updates.Push.Services.Mozilla.com/wpush/v2/secret")
-        #expect(CircuitKey(for: webPush) == CircuitKey(platform: .webpush, host: "updates.push.services.mozilla.com"))
-        #expect(CircuitKey(for: webPush).description == "webpush/updates.push.services.mozilla.com")
+        #expect(CircuitKey(for: webPush, policies: policies) == CircuitKey(platform: .webpush, host: "push.services.mozilla.com"))
+        #expect(CircuitKey(for: webPush, policies: policies).description == "webpush/push.services.mozilla.com")
         let wns = PushTarget(deviceID: UUID(), platform: .wns, token: "https://db5p.notify.windows.com/?token=secret")
-        #expect(CircuitKey(for: wns) == CircuitKey(platform: .wns, host: "db5p.notify.windows.com"))
+        #expect(CircuitKey(for: wns, policies: policies) == CircuitKey(platform: .wns, host: "notify.windows.com"))
         let apns = PushTarget(deviceID: UUID(), platform: .apns, token: "abcdef")
-        #expect(CircuitKey(for: apns) == CircuitKey(platform: .apns, host: nil))
-        #expect(CircuitKey(for: apns).description == "apns")
+        #expect(CircuitKey(for: apns, policies: policies) == CircuitKey(platform: .apns, host: nil))
+        #expect(CircuitKey(for: apns, policies: policies).description == "apns")
         let garbage = PushTarget(deviceID: UUID(), platform: .webpush, token: "not a url")
-        #expect(CircuitKey(for: garbage).host == "")
+        #expect(CircuitKey(for: garbage, policies: policies).host == "other")
+        let foreign = PushTarget(deviceID: UUID(), platform: .webpush, token: "https://evil.example/push")
+        #expect(CircuitKey(for: foreign, policies: policies).host == "other")
+    }
+
+    @Test("1,000 distinct endpoint hosts make no more keys than the allowlists have entries (plus other)")
+    func keysAreBounded() {
+        let policies = PushEndpointPolicies()
+        var keys = Set<CircuitKey>()
+        for index in 0..<1000 {
+            let suffix = PushEndpointPolicies.defaultWebPushHosts[index % PushEndpointPolicies.defaultWebPushHosts.count]
+            let webPush = PushTarget(deviceID: UUID(), platform: .webpush, token: "https://h\(index).x\(index).\(suffix)/push/\(index)")
+            let wns = PushTarget(deviceID: UUID(), platform: .wns, token: "https://w\(index).notify.windows.com/?token=\(index)")
+            keys.insert(CircuitKey(for: webPush, policies: policies))
+            keys.insert(CircuitKey(for: wns, policies: policies))
+        }
+        #expect(keys.count == PushEndpointPolicies.defaultWebPushHosts.count + PushEndpointPolicies.defaultWNSHosts.count)
     }
 
     @Test("a snapshot encodes every field, nulls included, in snake_case")

@@ -95,16 +95,20 @@ struct DispatcherCircuitTests {
         #expect(first == [CircuitSnapshot(platform: "simulated", host: nil, state: .halfOpen, openUntil: nil)])
     }
 
-    @Test("Web Push breakers are per host: a failing host's deliveries wait, another host's go out")
+    @Test("Web Push breakers are per push service: a failing service's deliveries wait (whatever subdomain), another service's go out")
     func perHost() async throws {
         let queue = InMemoryDeliveryQueue()
         let storm = Storm(failing: 3)
         let provider = ScriptedProvider(platform: .webpush) { push in
-            storm.answer(push, fails: push.target.token.hasPrefix("https://failing.example/"))
+            storm.answer(push, fails: push.target.token.contains(".failing.example/"))
         }
-        let failing = (0..<5).map { queue.add(platform: .webpush, token: "https://failing.example/push/\($0)") }
-        let healthy = (0..<5).map { queue.add(platform: .webpush, token: "https://healthy.example/push/\($0)") }
-        try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider], configuration: Self.configuration()) { dispatcher, _ in
+        // Each device has its own subdomain; the breaker is the allowlist entry's.
+        let failing = (0..<5).map { queue.add(platform: .webpush, token: "https://d\($0).failing.example/push/\($0)") }
+        let healthy = (0..<5).map { queue.add(platform: .webpush, token: "https://d\($0).healthy.example/push/\($0)") }
+        var configuration = Self.configuration()
+        configuration.endpointPolicies.webPush = PushEndpointPolicy(
+            allowedHosts: ["failing.example", "healthy.example"], allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS")
+        try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider], configuration: configuration) { dispatcher, _ in
             storm.dispatcher.withLock { $0 = dispatcher }
             try await DispatcherLaneTests.eventually("all sent") { queue.finished.count == 10 }
         }

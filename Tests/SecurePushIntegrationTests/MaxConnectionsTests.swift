@@ -11,8 +11,22 @@ final class RawHTTPConnection {
     let descriptor: Int32
     private var closed = false
 
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port` from `source` (another loopback address stands for another client).
+    init(port: Int, from source: String? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestFailure("no socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                _ = Glibc.close(descriptor)
+                throw TestFailure("cannot bind \(source)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -20,7 +34,10 @@ final class RawHTTPConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { throw TestFailure("cannot connect to 127.0.0.1:\(port)") }
+        guard result == 0 else {
+            _ = Glibc.close(descriptor)
+            throw TestFailure("cannot connect to 127.0.0.1:\(port)")
+        }
     }
 
     func send(_ text: String) {
@@ -35,6 +52,20 @@ final class RawHTTPConnection {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(descriptor, &buffer, buffer.count, 0)
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
+    /// Whether the server closed the connection (end of stream, or a reset) within `milliseconds`; what it
+    /// sent before is read and dropped.
+    func closedByPeer(within milliseconds: Int32) -> Bool {
+        var events = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .milliseconds(Int(milliseconds))
+        while ContinuousClock.now < deadline {
+            let left = Int32(max(1, (deadline - ContinuousClock.now).components.seconds * 1000 + 1))
+            guard poll(&events, 1, min(left, milliseconds)) > 0 else { continue }
+            if recv(descriptor, &buffer, buffer.count, 0) <= 0 { return true }
+        }
+        return false
     }
 
     /// Closes once (a second call does nothing: the descriptor number may belong to someone else by then).

@@ -3,9 +3,10 @@ import SecurePushTestSupport
 
 /// Runs the real binary as `securepush serve --role <role>` (the API by default) on a random port against
 /// `db`, with the test JWT secret, quiet logs and `environment` merged in, and stops it when `body` returns
-/// or throws.
+/// or throws. With `logFile`, standard error goes there (and the caller sets the log level).
 func withServedAPI(
-    _ db: TestDatabase, role: String = "api", environment: [String: String] = [:], _ body: (_ port: Int) async throws -> Void
+    _ db: TestDatabase, role: String = "api", environment: [String: String] = [:], logFile: URL? = nil,
+    _ body: (_ port: Int) async throws -> Void
 ) async throws {
     let port = Int.random(in: 20_000...40_000)
     let process = Process()
@@ -17,11 +18,35 @@ func withServedAPI(
         "PATH": "/usr/bin:/bin", "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)", "SECUREPUSH_LOG_LEVEL": "error",
     ].merging(userTokens) { $1 }.merging(environment) { $1 }
     process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+    if let logFile {
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
+    } else {
+        process.standardError = FileHandle.nullDevice
+    }
     try process.run()
     defer {
         process.terminate()
         process.waitUntilExit()
     }
     try await body(port)
+}
+
+/// Runs `securepush <arguments>` to its end with `environment`; returns its exit status and everything it
+/// printed (standard output and error together).
+func runSecurepush(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = try securepushExecutable()
+    process.arguments = arguments
+    process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-run-\(UUID()).log")
+    FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let handle = try FileHandle(forWritingTo: output)
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    process.waitUntilExit()
+    try handle.close()
+    return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
 }

@@ -5,17 +5,23 @@ metric_names.py. Against a migrated-from-empty database (DATABASE_URL of a priva
 - `securepush migrate`, `serve --role api` and two `serve --role dispatcher` instances (@1 and @2) with
   the exact command lines of deploy/systemd's units (their ExecStart shell with %d and %i filled in,
   their Environment= lines, the credentials in a temporary credentials directory, the shared
-  securepush.env's SECUREPUSH_HOST/SECUREPUSH_PORT set to the API's, which the dispatchers must not use);
-  the port base is moved to a free range as a drop-in would, so each instance must listen on
+  securepush.env's SECUREPUSH_HOST/SECUREPUSH_PORT and SECUREPUSH_OPS_HOST/SECUREPUSH_OPS_PORT set to
+  the API's, which the dispatchers must not use); the API unit's operations port and the dispatchers'
+  port base are moved to free ports as a drop-in would, so each instance must listen on
   127.0.0.1:(base + instance number) and nowhere else; an instance named `x` must refuse to start;
 - the dispatchers push `simulated` and Web Push, the latter to a local HTTPS push service that answers
   503, so a real circuit breaker opens in a dispatcher-only process;
 - postgres_exporter with deploy/prometheus/postgres-exporter-queries.yaml.
 
-Each dispatcher's /healthz and /readyz must answer 200, /status.html a page, and /openapi.json 404 (no
-API route). Traffic: devices registered with securepush.register_device (simulated, apns with no
-dispatcher for it, webpush to the failing service), notifications inserted with plain SQL, one fetched
-over the read API. It waits (with deadlines) until each series the checks need is there (the
+The API's operations listener (the unit's SECUREPUSH_OPS_HOST, 127.0.0.1, alone) must answer 200 to
+each of the operations routes (/healthz, /readyz, /status, /status.html, /metrics) and 404 to the API's
+(/openapi.json, /v1/notifications); its public port must answer 404 with the JSON error `not_found` to
+each operations route (also with a trailing slash or a query string, and to a browser's Accept) and
+still serve /openapi.json. Each dispatcher's operations routes must answer 200 (/status.html a page),
+and /openapi.json 404 (no API route); no dispatcher may listen on the API's ports.
+
+Traffic: devices registered with securepush.register_device (simulated, apns with no dispatcher for it,
+webpush to the failing service), notifications inserted with plain SQL, one fetched over the read API. It waits (with deadlines) until each series the checks need is there (the
 dispatchers' own delivery counters, push durations and open breaker), then writes api.metrics,
 dispatcher-1.metrics, dispatcher-2.metrics and exporter.metrics into --output. Exits non-zero with the
 reason on any failure."""
@@ -113,9 +119,50 @@ def get(url, headers=None, timeout=5):
         return error.code, error.read().decode(errors="replace")
 
 
+OPS_ROUTES = ("/healthz", "/readyz", "/status", "/status.html", "/metrics")
+
+
+def check_ops_routes(name, port):
+    """Every operations route answers 200 on 127.0.0.1:port (/status JSON, /status.html a page)."""
+    for path in OPS_ROUTES:
+        status, media, body = get_with_type(f"http://127.0.0.1:{port}{path}")
+        if status != 200:
+            raise SystemExit(f"live metrics: {name}'s operations listener answered {status} to {path} on port {port}")
+        if path == "/status.html" and (not media.startswith("text/html") or "<html" not in body.lower()):
+            raise SystemExit(f"live metrics: {name}'s /status.html answered {media}, not a page")
+        if path == "/status" and not isinstance(json.loads(body), dict):
+            raise SystemExit(f"live metrics: {name}'s /status answered no JSON object")
+
+
+def check_not_served(name, port, paths):
+    """Each path answers 404 on 127.0.0.1:port."""
+    for path in paths:
+        status, _ = get(f"http://127.0.0.1:{port}{path}")
+        if status != 404:
+            raise SystemExit(f"live metrics: {name} answered {status} to {path} on port {port}, not 404")
+
+
+def check_public_port_refuses_ops(port):
+    """The API's public port answers 404 with the JSON error `not_found` to every operations route, also
+    with a trailing slash or a query string, and to a browser (Accept: text/html)."""
+    for path in OPS_ROUTES + tuple(f"{route}/" for route in OPS_ROUTES) + tuple(f"{route}?x=1" for route in OPS_ROUTES):
+        for headers in ({}, {"Accept": "text/html"}):
+            status, body = get(f"http://127.0.0.1:{port}{path}", headers)
+            try:
+                code = json.loads(body)["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                code = None
+            if status != 404 or code != "not_found":
+                raise SystemExit(f"live metrics: the API's public port {port} answered {status} {body[:200]!r} to {path} "
+                                 f"(Accept: {headers.get('Accept', '-')}), not 404 not_found: it must not serve the operations routes")
+
+
 def get_with_type(url):
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return response.status, response.headers.get("Content-Type", ""), response.read().decode()
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.headers.get("Content-Type", ""), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type", ""), error.read().decode(errors="replace")
 
 
 def unit_environment(unit_path):
@@ -222,11 +269,22 @@ def main():
             raise SystemExit(f"live metrics: the migrate unit's command failed:\n{migrate.stdout}{migrate.stderr}")
         print(f"live metrics: migrate unit command: {migrate.stdout.strip()}")
 
-        # The API, as its unit runs it, with the settings securepush.env.example would give.
-        api_port = free_port()
-        api_env = dict(base_env, SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(api_port), SECUREPUSH_FETCH_STATS_INTERVAL="500ms",
+        # The API, as its unit runs it (its Environment= lines: the operations listener on 127.0.0.1,
+        # apart from the public port), with the settings securepush.env.example would give, and the
+        # operations port moved to a free one as a drop-in would (9090 may be taken on a shared machine).
+        api_unit = os.path.join(units, "securepush-api.service")
+        api_unit_env = unit_environment(api_unit)
+        if api_unit_env.get("SECUREPUSH_OPS_HOST") != "127.0.0.1" or not api_unit_env.get("SECUREPUSH_OPS_PORT"):
+            raise SystemExit(f"live metrics: {api_unit} must set SECUREPUSH_OPS_HOST=127.0.0.1 and SECUREPUSH_OPS_PORT "
+                             f"(the operations routes apart from the public port), not {api_unit_env}")
+        api_port, api_ops_port = free_port(), free_port()
+        while api_ops_port == api_port:
+            api_ops_port = free_port()
+        api_env = dict(base_env, **api_unit_env)
+        api_env.update(SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(api_port), SECUREPUSH_OPS_PORT=str(api_ops_port),
+                       SECUREPUSH_FETCH_STATS_INTERVAL="500ms",
                        SECUREPUSH_PROVIDERS="apns,fcm,webpush")  # the shared env file lists the dispatchers' platforms
-        api = start("api", unit_command(os.path.join(units, "securepush-api.service"), args.securepush, credentials), api_env, shell=True)
+        api = start("api", unit_command(api_unit, args.securepush, credentials), api_env, shell=True)
 
         # A local Web Push service that is down.
         cert, key = make_tls(work)
@@ -241,9 +299,10 @@ def main():
             vapid.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 
         # Two dispatcher instances, as securepush-dispatcher@.service runs them: its Environment= lines,
-        # then what securepush.env gives every unit (the API's SECUREPUSH_HOST/PORT: the API's port is
-        # taken, so an instance that used it could not start), the credentials drop-in's key file, and
-        # a drop-in moving the port base to a free range (9100 may be taken on a shared machine).
+        # then what securepush.env gives every unit (the API's SECUREPUSH_HOST/PORT and
+        # SECUREPUSH_OPS_HOST/PORT: the API's ports are taken, so an instance that used one could not
+        # start), the credentials drop-in's key file, and a drop-in moving the port base to a free range
+        # (9100 may be taken on a shared machine).
         dispatcher_unit = os.path.join(units, "securepush-dispatcher@.service")
         try:
             refused = subprocess.run(["/bin/sh", "-c", unit_command(dispatcher_unit, args.securepush, credentials, "x")],
@@ -256,6 +315,7 @@ def main():
         port_base = free_run(2)
         dispatcher_env = dict(base_env, **unit_environment(dispatcher_unit))
         dispatcher_env.update(SECUREPUSH_HOST="0.0.0.0", SECUREPUSH_PORT=str(api_port), SECUREPUSH_DISPATCHER_PORT_BASE=str(port_base),
+                              SECUREPUSH_OPS_HOST="0.0.0.0", SECUREPUSH_OPS_PORT=str(api_ops_port),
                               SECUREPUSH_PROVIDERS="simulated,webpush", SECUREPUSH_HEARTBEAT_INTERVAL="1s",
                               SECUREPUSH_WEBPUSH_VAPID_KEY_FILE=os.path.join(credentials, "vapid-key.pem"),
                               SECUREPUSH_WEBPUSH_SUBJECT="mailto:ops@example.com", SECUREPUSH_WEBPUSH_NAVIGATE_URL="https://example.com/n/{id}",
@@ -276,7 +336,18 @@ def main():
                                       "--extend.query-path=" + os.path.join(args.root, "deploy", "prometheus", "postgres-exporter-queries.yaml")],
                          dict(base_env, DATA_SOURCE_NAME=dsn))
 
-        wait_for("api's /readyz", lambda: alive("api", api) and get(f"http://127.0.0.1:{api_port}/readyz")[0] == 200)
+        wait_for(f"api's /readyz on its operations listener 127.0.0.1:{api_ops_port}",
+                 lambda: alive("api", api) and get(f"http://127.0.0.1:{api_ops_port}/readyz")[0] == 200)
+        wait_for(f"api's /openapi.json on its public port 127.0.0.1:{api_port}",
+                 lambda: alive("api", api) and get(f"http://127.0.0.1:{api_port}/openapi.json")[0] == 200)
+        # The operations listener: the five operations routes, no API route, on 127.0.0.1 alone.
+        check_ops_routes("api", api_ops_port)
+        check_not_served("api's operations listener", api_ops_port, ["/openapi.json", "/v1/notifications"])
+        bound = listening_addresses(api_ops_port)
+        if bound != {"127.0.0.1"}:
+            raise SystemExit(f"live metrics: the API's operations listener is on {sorted(bound)} port {api_ops_port}, not on 127.0.0.1 alone")
+        # The public port: 404 with the usual JSON error for every operations route.
+        check_public_port_refuses_ops(api_port)
         for name, (port, process) in dispatchers.items():
             wait_for(f"{name}'s /healthz on 127.0.0.1:{port}", lambda: alive(name, process) and get(f"http://127.0.0.1:{port}/healthz")[0] == 200)
             status, body = get(f"http://127.0.0.1:{port}/readyz")
@@ -288,9 +359,12 @@ def main():
             status, _ = get(f"http://127.0.0.1:{port}/openapi.json")
             if status != 404:
                 raise SystemExit(f"live metrics: {name} answered {status} to /openapi.json: a dispatcher serves no API route")
-            status, media, page = get_with_type(f"http://127.0.0.1:{port}/status.html")
-            if status != 200 or not media.startswith("text/html") or "<html" not in page.lower():
-                raise SystemExit(f"live metrics: {name}'s /status.html answered {status} {media}")
+            check_ops_routes(name, port)
+        # No dispatcher took the API's ports (the shared env file's SECUREPUSH_PORT and SECUREPUSH_OPS_PORT).
+        for port in (api_port, api_ops_port):
+            bound = listening_addresses(port)
+            if bound != {"127.0.0.1"}:
+                raise SystemExit(f"live metrics: port {port} (the API's) is listened on at {sorted(bound)}: a dispatcher used the API's settings")
         wait_for("two alive dispatchers", lambda: all(alive(name, process) for name, (_, process) in dispatchers.items())
                  and psql("SELECT count(*) FROM securepush.dispatchers WHERE stopped_at IS NULL AND last_seen_at > now() - interval '30 seconds'") == "2")
 
@@ -310,7 +384,7 @@ def main():
         status, body = get(f"http://127.0.0.1:{api_port}/v1/notifications/{ids[0]}", {"Authorization": f"Bearer {simulated}"})
         if status != 200 or json.loads(body)["id"] != ids[0]:
             raise SystemExit(f"live metrics: the device's fetch answered {status}")
-        get(f"http://127.0.0.1:{api_port}/status")
+        get(f"http://127.0.0.1:{api_ops_port}/status")
 
         def scrape(port, path="/metrics"):
             status, text = get(f"http://127.0.0.1:{port}{path}")
@@ -325,7 +399,7 @@ def main():
             return sum(float(value) for text in texts.values()
                        for value in re.findall(r'^securepush_deliveries_total\{outcome="sent"\} (\S+)$', text, re.M))
         wait_for("the API's fetch-lifecycle gauges (securepush_fetch_ratio)", lambda: alive("api", api)
-                 and re.search(r'^securepush_fetch_ratio\{platform="simulated"\} 1', scrape(api_port), re.M), timeout=30)
+                 and re.search(r'^securepush_fetch_ratio\{platform="simulated"\} 1', scrape(api_ops_port), re.M), timeout=30)
         wait_for("a dispatcher's own counter of the push it sent (securepush_deliveries_total{outcome=\"sent\"})",
                  lambda: sent(dispatchers_metrics()) >= 1, timeout=30)
         wait_for("a dispatcher's Web Push circuit breaker to open (securepush_circuit_open 1)", lambda: any(
@@ -341,14 +415,15 @@ def main():
         errors = re.findall(r"^pg_exporter_user_queries_load_error\{.*\} 1", exporter_text, re.M)
         if errors:
             raise SystemExit(f"live metrics: postgres_exporter could not load the queries file: {errors}")
-        texts = dict(dispatchers_metrics(), api=scrape(api_port), exporter=exporter_text)
+        texts = dict(dispatchers_metrics(), api=scrape(api_ops_port), exporter=exporter_text)
         if len(texts) != 4:
             raise SystemExit(f"live metrics: scraped only {sorted(texts)}")
         for name, text in texts.items():
             open(os.path.join(args.output, f"{name}.metrics"), "w").write(text)
         lag = re.search(r"^securepush_queue_lag_seconds(\{[^}]*\})? (\S+)", exporter_text, re.M).group(2)
         ports = ", ".join(f"{name} on 127.0.0.1:{port}" for name, (port, _) in dispatchers.items())
-        print(f"live metrics: api and dispatchers @1 and @2 (unit command lines; {ports}: /healthz, /readyz, /status.html 200, "
+        print(f"live metrics: api (operations routes 200 on 127.0.0.1:{api_ops_port}, 404 not_found on its public port {api_port}) "
+              f"and dispatchers @1 and @2 (unit command lines; {ports}: the operations routes 200, "
               f"/openapi.json 404; @x refused), a dispatcher's Web Push breaker opened after {Failing.requests} pushes to the "
               f"failing service, postgres_exporter (queue lag {lag} s): scraped into {args.output}")
     finally:

@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import SecurePushAPI
+import SecurePushStore
+import SecurePushTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The attacks of the second security round, repeated against the real binary.
+@Suite("Security round two: connections, operations listener, hostile transfer encodings")
+struct HostileInputTests {
+    static let healthz = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    static func waitUntilServing(_ port: Int, from source: String? = nil) async throws {
+        try await eventually("the server answers /healthz", timeout: .seconds(30)) {
+            guard let probe = try? RawHTTPConnection(port: port, from: source) else { return false }
+            defer { probe.close() }
+            probe.send(healthz)
+            return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
+        }
+    }
+
+    @Test("2,000 idle sockets from one address: another address's /healthz and device read answer within a second")
+    func idleSocketsFromOneAddress() async throws {
+        try await TestDatabase.with { db in
+            let device = try await db.insertDevice(user: "nat", token: "nat-1")
+            _ = device
+            try await withServedAPI(db) { port in
+                try await Self.waitUntilServing(port)
+                var hog: [RawHTTPConnection] = []
+                defer { hog.forEach { $0.close() } }
+                for _ in 0..<2000 {
+                    hog.append(try RawHTTPConnection(port: port, from: "127.0.0.1"))
+                }
+                // Beyond the per-address limit (1,000 by default) the server closes them at once.
+                #expect(hog.suffix(200).allSatisfy { $0.closedByPeer(within: 10_000) }, "the sockets beyond the limit were closed")
+                let started = ContinuousClock.now
+                let other = try RawHTTPConnection(port: port, from: "127.0.0.2")
+                defer { other.close() }
+                other.send(Self.healthz)
+                let answer = other.receive(within: 1_000)
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "another address is served: \(answer ?? "no answer")")
+                let read = try RawHTTPConnection(port: port, from: "127.0.0.3")
+                defer { read.close() }
+                read.send(
+                    "GET /v1/notifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(UUID().uuidString.lowercased()).\(String(repeating: "A", count: 43))\r\n\r\n"
+                )
+                let readAnswer = read.receive(within: 1_000)
+                #expect(readAnswer?.hasPrefix("HTTP/1.1 401") == true, "a device read is answered: \(readAnswer ?? "no answer")")
+                #expect(ContinuousClock.now - started < .seconds(2))
+            }
+        }
+    }
+
+    @Test("a request head trickled or withheld is cut off at SECUREPUSH_HTTP_HEADER_TIMEOUT")
+    func trickledHeaders() async throws {
+        try await TestDatabase.with { db in
+            try await withServedAPI(db, environment: ["SECUREPUSH_HTTP_HEADER_TIMEOUT": "1s"]) { port in
+                try await Self.waitUntilServing(port)
+                let trickle = try RawHTTPConnection(port: port)
+                defer { trickle.close() }
+                trickle.send("GET /healthz HTTP/1.1\r\n")
+                let started = ContinuousClock.now
+                var closed = false
+                // One header byte every 200 ms: each byte would reset an idle timeout, not this deadline.
+                for _ in 0..<25 where !closed {
+                    trickle.send("X")
+                    closed = trickle.closedByPeer(within: 200)
+                }
+                #expect(closed, "the trickling connection was closed")
+                #expect(ContinuousClock.now - started < .seconds(4))
+                let idle = try RawHTTPConnection(port: port)
+                defer { idle.close() }
+                #expect(idle.closedByPeer(within: 5_000), "a connection that sends nothing is closed")
+                // An ordinary request on a fresh connection is served.
+                try await Self.waitUntilServing(port)
+            }
+        }
+    }
+
+    @Test("a chunk size that overflows, and other broken chunked bodies, answer 400, never 500")
+    func brokenChunkedBodies() async throws {
+        try await TestDatabase.with { db in
+            try await withServedAPI(db) { port in
+                try await Self.waitUntilServing(port)
+                let token = try await Self.userToken("chunky")
+                let bodies = [
+                    "ffffffffffffffffff\r\n{}\r\n0\r\n\r\n",
+                    "-5\r\n{}\r\n0\r\n\r\n",
+                    "zz\r\n{}\r\n0\r\n\r\n",
+                    "2\r\n{}XX0\r\n\r\n",
+                ]
+                for body in bodies {
+                    let connection = try RawHTTPConnection(port: port)
+                    defer { connection.close() }
+                    connection.send(
+                        "POST /v1/devices HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\n"
+                            + "Transfer-Encoding: chunked\r\n\r\n\(body)")
+                    let answer = connection.receive(within: 5_000) ?? ""
+                    #expect(!answer.hasPrefix("HTTP/1.1 5"), "\(body.debugDescription): \(answer.prefix(80))")
+                    #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(body.debugDescription): \(answer.prefix(80))")
+                }
+                try await Self.waitUntilServing(port)
+            }
+        }
+    }
+
+    @Test("SECUREPUSH_OPS_PORT: the operations routes on their own listener; the API port answers 404 for them")
+    func operationsListener() async throws {
+        try await TestDatabase.with { db in
+            let opsPort = Int.random(in: 40_001...50_000)
+            try await withServedAPI(db, environment: ["SECUREPUSH_OPS_HOST": "127.0.0.1", "SECUREPUSH_OPS_PORT": "\(opsPort)"]) { port in
+                try await eventually("the operations listener answers", timeout: .seconds(30)) {
+                    (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
+                }
+                for path in ["/healthz", "/readyz", "/status", "/status.html", "/metrics"] {
+                    #expect(try await DispatcherOperationsTests.get(opsPort, path).status == 200, "\(path) on the operations port")
+                    let public_ = try await DispatcherOperationsTests.get(port, path)
+                    #expect(public_.status == 404, "\(path) on the API port")
+                    #expect(public_.body.contains("not_found"))
+                }
+                #expect(try await DispatcherOperationsTests.get(port, "/openapi.json").status == 200)
+                #expect(try await DispatcherOperationsTests.get(opsPort, "/openapi.json").status == 404)
+            }
+        }
+    }
+
+    static func userToken(_ user: String) async throws -> String {
+        let verifier = try await SecurePushAPI.UserTokenVerifier(key: .hs256(secret: APIHarness.jwtSecret), issuer: nil, audience: nil)
+        return try await verifier.sign(.init(subject: user, expiresAt: Date().addingTimeInterval(600)))
+    }
+}
