@@ -46,7 +46,8 @@ $$;
 -- Registration with what the API needs to know: `register_device`'s work, plus the user the push token
 -- belonged to when it was bound to another user (`rebound_from`, NULL otherwise). A token that moves
 -- to another user is audited as `device_rebound` with the previous user and device. Over the hourly
--- registration rate the call fails with SQLSTATE 'SPR01' and the seconds to wait in its DETAIL.
+-- registration rate the call fails with SQLSTATE 'SPR01' and the seconds to wait in its DETAIL (the API
+-- audits it as `registration_limited`).
 CREATE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb)
 RETURNS TABLE (device_id uuid, device_secret text, rebound_from text)
 LANGUAGE plpgsql AS $$
@@ -70,7 +71,7 @@ BEGIN
     SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
     WHERE a.event = 'device_registered' AND a.user_id = register_device_checked.user_id AND a.at > now() - interval '1 hour';
     IF rate > 0 AND recent >= rate THEN
-        PERFORM securepush.audit('registration_limited', user_id, NULL, platform);
+        -- Audited by the caller: this transaction is rolled back.
         RAISE EXCEPTION 'too many device registrations for this user'
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;

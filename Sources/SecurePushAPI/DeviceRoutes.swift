@@ -35,6 +35,7 @@ struct DeviceRoutes: Sendable {
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: "invalid_device", message: error.message)
         } catch let error as RegistrationRateLimited {
+            try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
         }
     }

@@ -5,7 +5,7 @@ import Synchronization
 /// split into shards, each with two generations; when a shard's current generation fills, it becomes the
 /// previous one and the one before is dropped whole. A bucket not touched for two generations is
 /// forgotten (it comes back full), so memory is bounded by `capacity` buckets whatever the traffic.
-final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
@@ -26,7 +26,7 @@ final class RateLimiter: Sendable {
     private let clock = ContinuousClock()
 
     /// `capacity` bounds the buckets kept (about 200 bytes each with their keys).
-    init(_ limit: RateLimit, capacity: Int = 200_000) {
+    package init(_ limit: RateLimit, capacity: Int = 200_000) {
         self.limit = limit
         let shardCount = 16
         self.shards = (0..<shardCount).map { _ in ShardBox() }
@@ -34,7 +34,7 @@ final class RateLimiter: Sendable {
     }
 
     /// How long until `key` has a token, without taking one (`nil` when it has one now).
-    func wait(_ key: String) -> Duration? {
+    package func wait(_ key: String) -> Duration? {
         let now = clock.now
         return shard(key).mutex.withLock { shard in
             guard let bucket = shard.current[key] ?? shard.previous[key] else { return nil }
@@ -44,7 +44,7 @@ final class RateLimiter: Sendable {
     }
 
     /// Takes one token for `key`: `nil` when allowed, else how long until one is available.
-    func take(_ key: String) -> Duration? {
+    package func take(_ key: String) -> Duration? {
         let now = clock.now
         let perGeneration = self.perGeneration
         return shard(key).mutex.withLock { shard in
@@ -63,7 +63,7 @@ final class RateLimiter: Sendable {
     }
 
     /// The buckets kept now (for tests of the bound).
-    var count: Int {
+    package var count: Int {
         shards.reduce(0) { total, shard in total + shard.mutex.withLock { $0.current.count + $0.previous.count } }
     }
 

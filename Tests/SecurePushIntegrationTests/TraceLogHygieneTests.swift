@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import SecurePushAPI
+import SecurePushStore
+import SecurePushTestSupport
+import Testing
+
+/// No password, device secret, user token, push token or payload byte in the output at any log level:
+/// the real binary at `trace`, through registration, enqueue, push and read, and the subcommands.
+@Suite("Logs hold no secret at trace")
+struct TraceLogHygieneTests {
+    static let password = "pw-LEAKCHECK-7f3a91"
+    static let pushToken = "push-token-LEAKCHECK-55aa"
+    static let payloadNeedle = "PAYLOAD-LEAKCHECK-31337"
+
+    /// `text`, its lowercase and uppercase hex, and its base64 (at each of the three alignments).
+    static func forms(_ text: String) -> [String] {
+        let bytes = Array(text.utf8)
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let base64 = (0..<3).map { shift in
+            // The needle inside a longer base64 text starts at one of three alignments: drop the partial quanta.
+            let encoded = Data(Array(repeating: UInt8(ascii: "x"), count: shift) + bytes).base64EncodedString()
+            let start = encoded.index(encoded.startIndex, offsetBy: shift == 0 ? 0 : 4)
+            return String(encoded[start...].dropLast(4))
+        }
+        return [text, hex, hex.uppercased()] + base64.filter { $0.count >= 12 }
+    }
+
+    static func leaks(in output: String, secrets: [String: String]) -> [String] {
+        secrets.flatMap { name, secret in forms(secret).filter { output.contains($0) }.map { "\(name) as \($0.prefix(24))…" } }
+    }
+
+    @Test("serve --role all at trace: registration, enqueue, push and read leave no secret in the log")
+    func serveAtTrace() async throws {
+        try await TestDatabase.with { db in
+            var url = db.url
+            url.password = Self.password
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-trace-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let log = directory.appendingPathComponent("serve.log")
+            let outbox = directory.appendingPathComponent("outbox.jsonl")
+            let environment = [
+                "DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace", "SECUREPUSH_PROVIDERS": "simulated",
+                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path,
+            ]
+            let userToken = try await HostileInputTests.userToken("user-trace")
+            var secrets: [String: String] = ["password": Self.password, "user token": userToken, "push token": Self.pushToken]
+            try await withServedAPI(db, role: "all", environment: environment, logFile: log) { port in
+                try await eventually("the server answers", timeout: .seconds(30)) {
+                    (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
+                }
+                var register = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/devices")
+                register.method = .POST
+                register.headers.add(name: "Authorization", value: "Bearer \(userToken)")
+                register.headers.add(name: "Content-Type", value: "application/json")
+                register.body = .bytes(ByteBuffer(string: #"{"platform":"simulated","token":"\#(Self.pushToken)"}"#))
+                let registered = try await HTTPClient.shared.execute(register, timeout: .seconds(10))
+                #expect(registered.status == .created)
+                let created = try JSONSerialization.jsonObject(with: Data(buffer: try await registered.body.collect(upTo: 1 << 16))) as? [String: Any]
+                let deviceID = try #require(created?["device_id"] as? String)
+                let deviceSecret = try #require(created?["device_secret"] as? String)
+                secrets["device secret"] = deviceSecret
+                let id = try await db.enqueue(user: "user-trace", payload: #"{"secret":"\#(Self.payloadNeedle)"}"#)
+                try await eventually("the push went out", timeout: .seconds(30)) {
+                    (try? String(contentsOf: outbox, encoding: .utf8))?.contains(id.uuidString.lowercased()) == true
+                }
+                var read = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/notifications/\(id)")
+                read.headers.add(name: "Authorization", value: "Bearer \(deviceID).\(deviceSecret)")
+                let fetched = try await HTTPClient.shared.execute(read, timeout: .seconds(10))
+                #expect(fetched.status == .ok)
+                let body = String(buffer: try await fetched.body.collect(upTo: 1 << 16))
+                #expect(body.contains(Self.payloadNeedle), "the read returned the payload")
+                // Another user takes the push token over: the re-bind is counted in /metrics.
+                var rebind = register
+                rebind.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(try await HostileInputTests.userToken("user-taker"))")
+                #expect(try await HTTPClient.shared.execute(rebind, timeout: .seconds(10)).status == .created)
+                let metrics = try await DispatcherOperationsTests.get(port, "/metrics").body
+                #expect(metrics.contains("securepush_device_rebinds_total 1"), "the re-bind counter")
+            }
+            secrets["payload"] = Self.payloadNeedle
+            let output = try String(contentsOf: log, encoding: .utf8)
+            #expect(output.contains("trace") || output.contains("debug"), "the log was written at trace")
+            #expect(output.count > 1000, "the log has content: \(output.count) characters")
+            #expect(Self.leaks(in: output, secrets: secrets).isEmpty, "leaked: \(Self.leaks(in: output, secrets: secrets))")
+        }
+    }
+
+    @Test("migrate and status at trace print no password")
+    func subcommandsAtTrace() async throws {
+        try await TestDatabase.with { db in
+            var url = db.url
+            url.password = Self.password
+            for arguments in [["migrate"], ["status"], ["status", "--json"], ["migrate", "--log-level", "trace"]] {
+                let run = try runSecurepush(arguments, environment: ["DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace"])
+                #expect(run.status == 0, "\(arguments): \(run.output.suffix(300))")
+                #expect(Self.leaks(in: run.output, secrets: ["password": Self.password]).isEmpty, "\(arguments) leaked the password")
+            }
+        }
+    }
+}
