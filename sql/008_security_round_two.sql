@@ -116,8 +116,8 @@ LANGUAGE sql AS $$
 $$;
 
 -- Deletes devices that have been inactive (retired, revoked, unregistered, token invalid) for longer
--- than `retention` (`SECUREPUSH_DEVICE_RETENTION`), at most `batch` per call; their remaining
--- deliveries go with them (ON DELETE CASCADE). Returns how many were deleted.
+-- than `retention` (`SECUREPUSH_DEVICE_RETENTION`), at most `batch` per call, each audited as
+-- `device_deleted`; their remaining deliveries go with them (ON DELETE CASCADE). Returns how many were deleted.
 CREATE FUNCTION securepush.delete_retired_devices(retention interval, batch integer DEFAULT 1000) RETURNS integer
 LANGUAGE sql AS $$
     WITH gone AS (
@@ -127,7 +127,11 @@ LANGUAGE sql AS $$
             WHERE NOT d.active AND d.updated_at < now() - retention
             LIMIT batch
         ))
-        RETURNING id
+        RETURNING id, user_id
+    ),
+    audited AS (
+        INSERT INTO securepush.audit_log (event, user_id, device_id, reason)
+        SELECT 'device_deleted', g.user_id, g.id, 'inactive past the device retention' FROM gone g
     )
     SELECT count(*)::integer FROM gone
 $$;

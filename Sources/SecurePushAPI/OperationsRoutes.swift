@@ -12,11 +12,24 @@ struct OperationsRoutes: Sendable {
 
     func ready(_ request: Request, context: APIRequestContext) async throws -> Response {
         let pending: [String]
+        let role: ServerRole
         do {
-            pending = try await api.database { try await $0.pendingMigrations() }
+            (pending, role) = try await api.database { stores in
+                async let pending = stores.pendingMigrations()
+                async let role = stores.status.serverRole()
+                return (try await pending, try await role)
+            }
+        } catch let error as NoWritablePrimary {
+            context.logger.warning("readiness check: no writable primary", metadata: ["db.problem": "\(error)"])
+            throw APIError(
+                .serviceUnavailable, code: "not_ready", message: "No writable primary is reached: \(error.outcomes.joined(separator: "; ")).")
         } catch {
             context.logger.databaseError("readiness check: the database is unreachable", error)
             throw APIError(.serviceUnavailable, code: "not_ready", message: "The database is unreachable.")
+        }
+        guard role == .primary else {
+            context.logger.warning("readiness check: the database is not a writable primary", metadata: ["db.role": "\(role.rawValue)"])
+            throw APIError(.serviceUnavailable, code: "not_ready", message: "The database is a \(role.rawValue) server, not a writable primary.")
         }
         guard pending.isEmpty else {
             context.logger.warning("readiness check: migrations are pending", metadata: ["db.pending": "\(pending.joined(separator: ","))"])

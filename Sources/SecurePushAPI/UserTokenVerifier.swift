@@ -100,6 +100,7 @@ public struct UserTokenVerifier: Sendable {
     /// The user id of a valid token; throws for an invalid, expired, not yet valid or foreign token.
     public func userID(from token: String, now: Date = Date()) async throws -> String {
         guard Self.headerAlgorithm(token) == algorithm else { throw UserTokenError.wrongAlgorithm }
+        guard !Self.hasDuplicateClaims(token) else { throw UserTokenError.duplicateClaim }
         let claims = try await keys.verify(token, as: UserClaims.self)
         if let issuer, claims.iss?.value != issuer { throw UserTokenError.wrongIssuer }
         if let audience {
@@ -127,6 +128,13 @@ public struct UserTokenVerifier: Sendable {
         return object["alg"] as? String
     }
 
+    /// Whether the claims (the second segment) name a member twice; an undecodable segment is left to the verifier.
+    static func hasDuplicateClaims(_ token: String) -> Bool {
+        let segments = token.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard segments.count == 3, let claims = Data(base64URLEncoded: String(segments[1])) else { return false }
+        return JSONObjectKeys.hasDuplicates([UInt8](claims))
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned: true
@@ -142,5 +150,5 @@ public struct UserTokenVerifier: Sendable {
 
 /// Why a user token was refused (never shown to clients in detail).
 public enum UserTokenError: Error, Sendable {
-    case unusableKey, wrongIssuer, wrongAudience, badSubject, wrongAlgorithm, notYetValid, tooLong
+    case unusableKey, wrongIssuer, wrongAudience, badSubject, wrongAlgorithm, notYetValid, tooLong, duplicateClaim
 }

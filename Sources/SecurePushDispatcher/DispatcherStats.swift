@@ -1,3 +1,5 @@
+import Foundation
+import Metrics
 import Synchronization
 
 /// Running counts of one process, for its heartbeat and for tests.
@@ -5,6 +7,9 @@ public final class DispatcherStats: Sendable {
     private let sentCount = Atomic<Int64>(0)
     private let failedCount = Atomic<Int64>(0)
     private let listenerConnections = Atomic<Int64>(0)
+    private let listenerHeard = Mutex<Date?>(nil)
+    private let listenerUp = Gauge(label: "securepush_listener_connected")
+    private let listenerHeardGauge = Gauge(label: "securepush_listener_last_heard_timestamp_seconds")
 
     /// Creates zeroed counters.
     public init() {}
@@ -18,5 +23,20 @@ public final class DispatcherStats: Sendable {
 
     func recordSent(_ count: Int) { sentCount.add(Int64(count), ordering: .relaxed) }
     func recordFailed(_ count: Int) { failedCount.add(Int64(count), ordering: .relaxed) }
-    func recordListenerConnected() { listenerConnections.add(1, ordering: .relaxed) }
+    /// When the LISTEN connection last heard from the database (a notification or a liveness probe).
+    public var listenerLastHeard: Date? { listenerHeard.withLock { $0 } }
+
+    func recordListenerConnected() {
+        listenerConnections.add(1, ordering: .relaxed)
+        listenerUp.record(1)
+        recordListenerHeard()
+    }
+
+    func recordListenerLost() { listenerUp.record(0) }
+
+    func recordListenerHeard() {
+        let now = Date()
+        listenerHeard.withLock { $0 = now }
+        listenerHeardGauge.record(now.timeIntervalSince1970)
+    }
 }

@@ -67,13 +67,24 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 }
 
 /// Closes a connection at once when its address already holds `perAddress` connections, and closes one
-/// whose request head (up to the blank line) has not fully arrived within `headerTimeout` of its opening or
-/// of its last response. Works on raw bytes, before HTTP parsing.
+/// whose request head (up to the blank line) has not fully arrived within `headerTimeout`: counted from the
+/// connection's opening for the first request, and from the first byte of each later request (a keep-alive
+/// connection idle between requests is left to the idle timeout, as a load balancer's pool expects). Works
+/// on raw bytes, before HTTP parsing.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
+
+    private enum Phase {
+        /// Between requests: nothing of the next request has arrived.
+        case idle
+        /// A request head is arriving; the deadline is armed.
+        case readingHead
+        /// The head is complete; the request is being handled.
+        case inRequest
+    }
 
     private let limits: ConnectionLimits
     private let logger: Logger
@@ -81,7 +92,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var deadline: Scheduled<Void>?
     /// The last bytes seen, to find a blank line split across reads.
     private var tail: UInt32 = 0
-    private var waitingForHead = true
+    private var phase = Phase.readingHead
 
     init(limits: ConnectionLimits, logger: Logger) {
         self.limits = limits
@@ -107,24 +118,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if waitingForHead {
-            let buffer = unwrapInboundIn(data)
-            if sawBlankLine(buffer) {
-                waitingForHead = false
-                deadline?.cancel()
-                deadline = nil
-            }
+        let buffer = unwrapInboundIn(data)
+        if phase == .idle, buffer.readableBytes > 0 {
+            phase = .readingHead
+            tail = 0
+            arm(context)
+        }
+        if phase == .readingHead, sawBlankLine(buffer) {
+            phase = .inRequest
+            deadline?.cancel()
+            deadline = nil
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        // A response is going out: the next request's head has its own deadline.
-        if !waitingForHead {
-            waitingForHead = true
-            tail = 0
-            arm(context)
-        }
+        // A response is going out: the next request's head gets its deadline from its first byte.
+        if phase == .inRequest { phase = .idle }
         context.write(data, promise: promise)
     }
 

@@ -15,8 +15,10 @@ extension DatabaseURL {
     /// API grew by tens of megabytes at thousands of requests a second; 10 s bounds that to a few. The
     /// minimum stays 0: a pool whose minimum equals its maximum trapped in PostgresNIO's state machine
     /// (`createNewDemandConnectionIfPossible`) when connections were killed while all slots were taken.
-    public func makeClient(poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false) -> PostgresClient {
-        var configuration = clientConfiguration()
+    public func makeClient(
+        poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false, endpoint: DatabaseURL.Endpoint? = nil
+    ) -> PostgresClient {
+        var configuration = clientConfiguration(endpoint: endpoint)
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
         if busy {
@@ -27,5 +29,13 @@ extension DatabaseURL {
             configuration.options.additionalStartupParameters.append(("synchronous_commit", "off"))
         }
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// A pool that follows the writable primary among the URL's hosts (`PrimaryRouter`), with the pool
+    /// settings of `makeClient`. Run it (it is a `Service`) before use.
+    public func makeRouter(poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false) -> PrimaryRouter {
+        PrimaryRouter(connector: DatabaseConnector(url: self), logger: logger) { endpoint in
+            makeClient(poolSize: poolSize, logger: logger, synchronousCommit: synchronousCommit, busy: busy, endpoint: endpoint)
+        }
     }
 }

@@ -1,19 +1,24 @@
 import Logging
 import PostgresNIO
+import SecurePushStore
 
-/// Runs a short-lived client for one-shot commands (`migrate`, `status`).
+/// Runs a short-lived client for one-shot commands (`migrate`, `status`, `probe`): a `PrimaryRouter` on the
+/// writable primary among the URL's hosts.
 public enum DatabaseSession {
-    /// Starts a client, runs `body` with it, and shuts the client down.
+    /// Starts a client, waits (at most `timeout`) for the writable primary, runs `body` with it, and shuts
+    /// the client down. Throws `NoWritablePrimary` when no host is a writable primary within `timeout`.
     public static func withClient<Result: Sendable>(
         _ configuration: DatabaseConfiguration,
         logger: Logger,
-        _ body: @Sendable (PostgresClient) async throws -> Result
+        timeout: Duration = .seconds(15),
+        _ body: @Sendable (any DatabaseClient) async throws -> Result
     ) async throws -> Result {
-        let client = configuration.url.makeClient(poolSize: 2, logger: logger)
+        let router = configuration.url.makeRouter(poolSize: 2, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            group.addTask { try await router.run() }
             defer { group.cancelAll() }
-            return try await body(client)
+            try await router.waitForPrimary(timeout: timeout)
+            return try await body(router)
         }
     }
 }

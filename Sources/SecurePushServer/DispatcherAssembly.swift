@@ -23,7 +23,7 @@ public struct DispatcherAssembly: Sendable {
 
     /// Wires a dispatcher to `client` with the given providers.
     public init(
-        client: PostgresClient,
+        client: any DatabaseClient,
         databaseURL: DatabaseURL,
         providers: [any PushProvider],
         configuration: DispatcherConfiguration,
@@ -53,7 +53,7 @@ public struct DispatcherAssembly: Sendable {
             logger: logger
         )
         self.listener = NotificationListener(
-            configuration: try databaseURL.connectionConfiguration(),
+            connector: DatabaseConnector(url: databaseURL),
             signal: signal,
             stats: stats,
             logger: logger

@@ -54,14 +54,15 @@ public struct SecurePushServer {
 
         // The API's request pool is busy; a dispatcher-only process uses this pool only for the
         // payload purge and its operations routes.
+        // Each pool follows the writable primary among DATABASE_URL's hosts (`PrimaryRouter`).
         let client =
             configuration.role.runsAPI
-            ? configuration.databaseURL.makeClient(poolSize: configuration.databasePoolSize, logger: logger, busy: true)
-            : configuration.databaseURL.makeClient(poolSize: 2, logger: logger)
+            ? configuration.databaseURL.makeRouter(poolSize: configuration.databasePoolSize, logger: logger, busy: true)
+            : configuration.databaseURL.makeRouter(poolSize: 2, logger: logger)
         var services: [any Service] = [client]
         if configuration.role.runsDispatcher {
             // Its own pool, so claims never queue behind API requests, with the commit mode configured.
-            let dispatcherClient = configuration.databaseURL.makeClient(
+            let dispatcherClient = configuration.databaseURL.makeRouter(
                 poolSize: max(4, configuration.dispatcher.lanes * 2 + 2),
                 logger: logger,
                 synchronousCommit: configuration.dispatcherSynchronousCommit,

@@ -3,7 +3,8 @@ import PostgresNIO
 import SecurePushCore
 import SecurePushStore
 
-/// What `securepush serve` checks before any service starts: the database is reachable and fully
+/// What `securepush serve` checks before any service starts: a writable primary is reachable among
+/// `DATABASE_URL`'s hosts (a standby is named as one, not mistaken for an unmigrated database), it is fully
 /// migrated, and the settings producers' SQL reads (the default TTL) are written. On one dedicated
 /// connection, under one deadline, so a missing or unmigrated database fails start-up within seconds.
 struct StartupGate {
@@ -13,10 +14,10 @@ struct StartupGate {
 
     func check() async throws {
         let (configuration, logger) = (self.configuration, self.logger)
-        let connectionConfiguration = try configuration.url.connectionConfiguration()
+        let connector = DatabaseConnector(url: configuration.url)
         do {
             try await withDeadline(timeout) {
-                let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+                let (connection, _) = try await connector.connectPrimary(id: 0, logger: logger)
                 do {
                     try await Self.check(connection, configuration: configuration, logger: logger)
                     try await connection.close()
@@ -27,9 +28,17 @@ struct StartupGate {
             }
         } catch let error as ConfigurationError {
             throw error
+        } catch let error as NoWritablePrimary where error.onlyStandbys {
+            throw ConfigurationError(
+                "the database at DATABASE_URL is a read-only standby (\(error.outcomes.joined(separator: "; "))): point DATABASE_URL at the primary, or list every node (postgres://user@host1,host2,host3/db) so SecurePush finds the primary"
+            )
         } catch let error as MigrationError {
             throw ConfigurationError("the database schema does not match this build: \(error.message)")
         } catch {
+            if let error = error as? NoWritablePrimary {
+                throw ConfigurationError(
+                    "cannot use the database at DATABASE_URL (\(error)): check that it exists and is reachable, then run `securepush migrate`")
+            }
             logger.databaseError("start-up check failed", error, level: .error)
             throw ConfigurationError(
                 "cannot use the database at DATABASE_URL (\(DatabaseErrorSummary(error))): check that it exists and is reachable, then run `securepush migrate`"

@@ -46,9 +46,12 @@ public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
         // The pool's own errors (no connection could be made, the request was cancelled, the pool is
         // shutting down) come from a module PostgresNIO does not re-export: matched by type name.
         if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
+        // Between primaries in a failover: no host is a writable primary yet.
+        if error is NoWritablePrimary { return true }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] {
-            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01"
+            // 25006: a write reached a node that is (now) read-only, a demoted primary in a failover.
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01" || state == "25006"
         }
         let transient: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
         return transient.contains(error.code)

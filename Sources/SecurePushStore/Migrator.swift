@@ -17,8 +17,8 @@ public struct Migrator: Sendable {
 
     /// Applies what is missing; returns the names applied by this call.
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger) async throws -> [String] {
-        try await client.withConnection { connection in
+    public func migrate(client: any DatabaseClient, logger: Logger) async throws -> [String] {
+        try await client.leased { connection in
             _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
                 let applied = try await apply(on: connection, logger: logger)
@@ -32,8 +32,8 @@ public struct Migrator: Sendable {
     }
 
     /// The names of bundled migrations not yet applied (throws if the database disagrees with the files).
-    public func pending(client: PostgresClient, logger: Logger) async throws -> [String] {
-        try await client.withConnection { connection in try await pending(on: connection, logger: logger) }
+    public func pending(client: any DatabaseClient, logger: Logger) async throws -> [String] {
+        try await client.leased { connection in try await self.pending(on: connection, logger: logger) }
     }
 
     /// `pending(client:logger:)` on one connection.

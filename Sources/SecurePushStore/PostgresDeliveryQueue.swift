@@ -14,7 +14,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
 
     /// Creates a queue on an injected client; with `unreadBadge` every claimed push carries its recipient's
     /// unread count (unexpired, unread notifications, at most `badgeLimit`) at claim time.
-    public init(client: PostgresClient, logger: Logger, unreadBadge: Bool = false) {
+    public init(client: any DatabaseClient, logger: Logger, unreadBadge: Bool = false) {
         self.database = StoreDatabase(client: client, logger: logger)
         self.unreadBadge = unreadBadge
     }

@@ -8,7 +8,7 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
     let database: StoreDatabase
 
     /// Creates the registry on an injected client.
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: any DatabaseClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 

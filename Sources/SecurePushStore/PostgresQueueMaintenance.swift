@@ -13,7 +13,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     let database: StoreDatabase
 
     /// Creates the maintenance store on an injected client.
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: any DatabaseClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 

@@ -35,7 +35,7 @@ public struct ProbeStore: Sendable {
     public static let marker = "securepush_probe"
 
     /// Creates the store on an injected client.
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: any DatabaseClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 

@@ -42,7 +42,7 @@ public struct SecurityStore: Sendable {
     let database: StoreDatabase
 
     /// Creates the store on an injected client.
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: any DatabaseClient, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 

@@ -10,7 +10,7 @@ public struct StatusStore: Sendable {
     let staleAfter: Duration
 
     /// Creates the store on an injected client.
-    public init(client: PostgresClient, staleAfter: Duration, logger: Logger) {
+    public init(client: any DatabaseClient, staleAfter: Duration, logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
         self.staleAfter = staleAfter
     }
@@ -131,6 +131,16 @@ public struct StatusStore: Sendable {
                 StatusReport.OpenCircuit(platform: $0.platform, host: $0.host, state: $0.state, openUntil: $0.openUntil, dispatcher: dispatcher.id)
             }
         }
+    }
+
+    /// The role of the server this client's connections are on (`primary`, `standby`, `read-only`).
+    public func serverRole() async throws -> ServerRole {
+        let rows = try await database.query(
+            "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'"
+        ).collect()
+        guard let row = rows.first else { return .standby }
+        let (recovering, readOnly) = try row.decode((Bool, Bool).self)
+        return recovering ? .standby : (readOnly ? .readOnly : .primary)
     }
 
     private func securityEvents() async throws -> [String: Int64] {

@@ -4,18 +4,18 @@ import PostgresNIO
 /// What every store holds: the injected pooled client and the logger its queries log to, with the
 /// query shapes the stores share.
 struct StoreDatabase: Sendable {
-    let client: PostgresClient
+    let client: any DatabaseClient
     let logger: Logger
 
     /// Runs a statement; its rows are for the caller to read.
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-        try await client.query(query, logger: logger)
+        try await client.run(query, logger: logger)
     }
 
     /// Runs a statement whose one row holds one `bigint`: a count.
     func count(_ query: PostgresQuery) async throws -> Int {
-        let rows = try await client.query(query, logger: logger).collect()
+        let rows = try await client.run(query, logger: logger).collect()
         return Int(try rows.first?.decode(Int64.self) ?? 0)
     }
 }

@@ -8,7 +8,8 @@ struct ChaosContext: Sendable {
     let plan: RowPlan
     let fakes: ProviderFakes
     let database: ChaosDatabase
-    /// `p1` (`--role all`: API and dispatcher) and `p2` (`--role dispatcher`).
+    /// `p1` (`--role all`: API and dispatcher) and `p2` (`--role dispatcher`); with the plan's
+    /// `.apiAndTwoDispatchers` layout `p1` is `--role api` and `p2`, `p3` are dispatchers.
     let processes: [ServerProcess]
     /// The API of `p1`.
     let api: APIClient

@@ -22,11 +22,22 @@ struct ChaosOptions: Sendable {
     var rate: Double = 20
     /// Users (each with one device per platform of the row).
     var users = 10
+    /// The failover rows: the HA cluster's folder (`ops/failover.d/cluster.sh start DIR`).
+    var clusterDirectory: String?
+    /// The failover rows: the cluster library (`ops/failover.d/cluster.sh`), run with a subcommand.
+    var clusterScript: String?
+    /// The failover rows: how the processes reach the cluster (`multi-host`, `haproxy`), for the table.
+    var route = "-"
+    /// The failover rows: how long the primary stays frozen (failover-freeze) or cut off (failover-drop).
+    var faultSeconds: Double = 40
 
     static let usage = """
         usage: securepush-chaos --row sigstop|pg-restart|conn-exhaustion|long-transaction|provider-storm
                                 --binary PATH --database-url URL --work-dir DIR
                                 [--pg-control SCRIPT] [--quick] [--storm-seconds N] [--outage-seconds N] [--rate N] [--users N]
+               securepush-chaos --row failover-switchover|failover-kill|failover-freeze|failover-drop
+                                --binary PATH --database-url URL --work-dir DIR --cluster-dir DIR --cluster-script PATH
+                                [--route NAME] [--fault-seconds N] [--quick] [--rate N] [--users N]
         """
 
     /// Parses `arguments` (without the program name).
@@ -70,6 +81,16 @@ struct ChaosOptions: Sendable {
             guard let users = Int(text), (1...1000).contains(users) else { throw ChaosError("--users must be between 1 and 1000") }
             options.users = users
         }
+        options.clusterDirectory = values.removeValue(forKey: "cluster-dir")
+        options.clusterScript = values.removeValue(forKey: "cluster-script")
+        if let route = values.removeValue(forKey: "route") { options.route = route }
+        if let text = values.removeValue(forKey: "fault-seconds") {
+            guard let seconds = Double(text), seconds >= 1, seconds <= 300 else { throw ChaosError("--fault-seconds must be between 1 and 300") }
+            options.faultSeconds = seconds
+        }
+        if row.isFailover, options.clusterDirectory == nil || options.clusterScript == nil {
+            throw ChaosError("the failover rows need --cluster-dir and --cluster-script\n\(usage)")
+        }
         if let unknown = values.keys.sorted().first { throw ChaosError("unknown option --\(unknown)\n\(usage)") }
         return options
     }
@@ -82,6 +103,13 @@ enum ChaosRow: String, Sendable, CaseIterable {
     case connectionExhaustion = "conn-exhaustion"
     case longTransaction = "long-transaction"
     case providerStorm = "provider-storm"
+    case failoverSwitchover = "failover-switchover"
+    case failoverKill = "failover-kill"
+    case failoverFreeze = "failover-freeze"
+    case failoverDrop = "failover-drop"
+
+    /// A row of `ops/failover` (an HA cluster and a fault injected into its primary).
+    var isFailover: Bool { rawValue.hasPrefix("failover-") }
 }
 
 /// A failure of the chaos driver itself (not of a row's checks).

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import PostgresNIO
 
-/// Runs one row: fakes up, database migrated, two real `securepush serve` processes (`p1` with the API
-/// and a dispatcher, `p2` a dispatcher), devices registered through the API, the producer running, the
+/// Runs one row: fakes up, database migrated, real `securepush serve` processes (by default `p1` with the
+/// API and a dispatcher, `p2` a dispatcher; see `RowPlan.Layout`), devices registered through the API, the producer running, the
 /// row's disruption, then the drain and the loss check.
 struct ChaosRun {
     let options: ChaosOptions
@@ -50,7 +50,7 @@ struct ChaosRun {
         let report = RowReport(row: options.row)
         let started = ContinuousClock.now
         let database = try ChaosDatabase(url: options.databaseURL)
-        let fakes = try await ProviderFakes.start(processes: 2)
+        let fakes = try await ProviderFakes.start(processes: plan.layout.processes)
         // Probes must not queue behind each other in the client: room for every call in flight at once.
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
@@ -65,17 +65,22 @@ struct ChaosRun {
             let port = try freePort()
             processes.append(
                 try ServerProcess.start(
-                    name: "p1", binary: options.binary, arguments: ["serve", "--role", "all", "--port", "\(port)"],
+                    name: "p1", binary: options.binary, arguments: ["serve", "--role", plan.layout.firstRole, "--port", "\(port)"],
                     environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret), port: port, logDirectory: options.workDirectory))
-            processes.append(
-                try ServerProcess.start(
-                    name: "p2", binary: options.binary, arguments: ["serve", "--role", "dispatcher", "--host", "127.0.0.1", "--port", "0"],
-                    environment: environment(process: 1, fakes: fakes, jwtSecret: jwtSecret), port: nil, logDirectory: options.workDirectory))
+            for index in 1..<plan.layout.processes {
+                processes.append(
+                    try ServerProcess.start(
+                        name: "p\(index + 1)", binary: options.binary,
+                        arguments: ["serve", "--role", "dispatcher", "--host", "127.0.0.1", "--port", "0"],
+                        environment: environment(process: index, fakes: fakes, jwtSecret: jwtSecret), port: nil, logDirectory: options.workDirectory))
+            }
             let api = APIClient(http: http, port: port)
-            try await waitUntilServing(processes, api: api, database: database)
+            let dispatchers = plan.layout.firstRole == "api" ? Array(processes.dropFirst()) : processes
+            try await waitUntilServing(processes, dispatchers: dispatchers, api: api, database: database)
             log("registering devices")
             let devices = try await registerDevices(api: api, fakes: fakes, tokens: UserTokens(secret: jwtSecret))
-            let producer = Producer(database: database, users: Array(Set(devices.map(\.user))).sorted(), rate: options.rate)
+            let producer = Producer(
+                database: database, users: Array(Set(devices.map(\.user))).sorted(), rate: options.rate, statementDeadline: plan.statementDeadline)
             let context = ChaosContext(
                 options: options, plan: plan, fakes: fakes, database: database, processes: processes, api: api, devices: devices,
                 producer: producer, report: report)
@@ -156,8 +161,8 @@ struct ChaosRun {
         try await plan.verify?(context, attempts)
     }
 
-    private func waitUntilServing(_ processes: [ServerProcess], api: APIClient, database: ChaosDatabase) async throws {
-        let pids = processes.map(\.pid)
+    private func waitUntilServing(_ processes: [ServerProcess], dispatchers: [ServerProcess], api: APIClient, database: ChaosDatabase) async throws {
+        let pids = dispatchers.map(\.pid)
         let serving = await database.eventually(timeout: .seconds(90)) {
             for process in processes where !process.isRunning {
                 throw ChaosError("\(process.name) exited: \(process.log().suffix(2000))")
@@ -165,7 +170,7 @@ struct ChaosRun {
             guard await api.call(.GET, "/readyz").status == 200 else { return false }
             let alive = try await database.scalar(
                 "SELECT count(DISTINCT pid) FROM securepush.dispatchers WHERE pid = ANY(\(pids)::int4[]) AND stopped_at IS NULL", as: Int64.self)
-            return alive == Int64(processes.count)
+            return alive == Int64(dispatchers.count)
         }
         guard serving else {
             throw ChaosError("the SecurePush processes did not come up: \(processes.map { $0.name + ": " + String($0.log().suffix(1500)) })")

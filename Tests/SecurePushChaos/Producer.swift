@@ -15,18 +15,24 @@ final class Producer: Sendable {
         var uncertain: [UUID: String] = [:]
         /// Connection attempts that failed (no insert was tried).
         var connectFailures = 0
+        /// When each commit returned, in order.
+        var commitTimes: [Date] = []
     }
 
     let database: ChaosDatabase
     let users: [String]
     let rate: Double
+    /// How long one insert (its commit included) may take before its outcome counts as unknown and the
+    /// connection is dropped: a frozen or cut-off server never answers, and the producer must go on.
+    let statementDeadline: Duration
     private let ledger = Mutex(Ledger())
     private let backendPID = Mutex<Int32?>(nil)
 
-    init(database: ChaosDatabase, users: [String], rate: Double) {
+    init(database: ChaosDatabase, users: [String], rate: Double, statementDeadline: Duration = .seconds(5)) {
         self.database = database
         self.users = users
         self.rate = rate
+        self.statementDeadline = statementDeadline
     }
 
     /// The ledger so far.
@@ -49,7 +55,16 @@ final class Producer: Sendable {
             if connection == nil || connection?.isClosed == true {
                 do {
                     let opened = try await database.connect(timeout: .seconds(2))
-                    let pid = try await opened.query("SELECT pg_backend_pid()", logger: database.logger).collect().first?.decode(Int32.self)
+                    let logger = database.logger
+                    let pid: Int32?
+                    do {
+                        pid = try await withDeadline(statementDeadline) {
+                            try await opened.query("SELECT pg_backend_pid()", logger: logger).collect().first?.decode(Int32.self)
+                        }
+                    } catch {
+                        Task { try? await opened.close() }
+                        throw error
+                    }
                     backendPID.withLock { $0 = pid }
                     connection = opened
                 } catch {
@@ -63,17 +78,24 @@ final class Producer: Sendable {
             let user = users[sequence % users.count]
             sequence += 1
             let payload = #"{"chaos":\#(sequence),"text":"secret balance 1234.56"}"#
+            let logger = database.logger
             do {
-                _ = try await open.query(
-                    "INSERT INTO securepush.notifications (id, user_id, payload) VALUES (\(id), \(user), \(payload)::jsonb)",
-                    logger: database.logger
-                ).collect()
-                ledger.withLock { $0.committed[id] = user }
+                _ = try await withDeadline(statementDeadline) {
+                    try await open.query(
+                        "INSERT INTO securepush.notifications (id, user_id, payload) VALUES (\(id), \(user), \(payload)::jsonb)",
+                        logger: logger
+                    ).collect()
+                }
+                ledger.withLock {
+                    $0.committed[id] = user
+                    $0.commitTimes.append(Date())
+                }
             } catch {
                 // Even an error from the server can follow a commit (a backend told to quit after writing
-                // it): the outcome is unknown until the id is looked up.
+                // it, a commit cut off while it waited for a synchronous standby): the outcome is unknown until
+                // the id is looked up. Closing does not wait: the server may never answer.
                 ledger.withLock { $0.uncertain[id] = user }
-                try? await open.close()
+                Task { try? await open.close() }
                 connection = nil
             }
         }

@@ -8,6 +8,9 @@ final class RowReport: Sendable {
         var checks: [(String, Bool)] = []
         var loss = LossReport(ledger: [:], devices: [], attempts: [])
         var seconds = 0.0
+        /// A failover row's cells before its verdict (see `FailoverRow`), and its notes (aims missed).
+        var failoverCells: [String]?
+        var notes: [String] = []
     }
 
     let row: ChaosRow
@@ -33,6 +36,19 @@ final class RowReport: Sendable {
         }
     }
 
+    /// Sets a failover row's cells (route … API after); the verdict is added from the checks.
+    func setFailoverCells(_ cells: [String]) {
+        state.withLock { $0.failoverCells = cells }
+    }
+
+    /// A remark for the verdict that fails nothing (an aim missed).
+    func note(_ text: String) {
+        state.withLock { $0.notes.append(text) }
+    }
+
+    /// Every figure so far.
+    var figures: [(String, String)] { state.withLock { $0.figures } }
+
     /// The failed checks.
     var failures: [String] { state.withLock { $0.checks.filter { !$0.1 }.map(\.0) } }
 
@@ -40,6 +56,13 @@ final class RowReport: Sendable {
     var markdownRow: String {
         state.withLock { state in
             let failed = state.checks.filter { !$0.1 }.map(\.0)
+            if let cells = state.failoverCells {
+                var verdict = failed.isEmpty ? "ok" : "FAILED: " + failed.joined(separator: "; ")
+                if !state.notes.isEmpty {
+                    verdict += (failed.isEmpty ? " (" : "; ") + state.notes.joined(separator: "; ") + (failed.isEmpty ? ")" : "")
+                }
+                return "| " + (cells + [verdict]).map { $0.replacingOccurrences(of: "|", with: "/") }.joined(separator: " | ") + " |"
+            }
             let checks = failed.isEmpty ? "ok (\(state.checks.count))" : "FAILED: " + failed.joined(separator: "; ")
             let figures = state.figures.map { "\($0.0) \($0.1)" }.joined(separator: "; ")
             let loss = state.loss

@@ -67,8 +67,13 @@ final class ServerProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         while child.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         guard !child.isRunning, child.process.terminationStatus == 0 else {
+            let timedOut = child.isRunning
             child.kill()
-            throw ChaosError("\(binary) \(arguments.joined(separator: " ")) failed: \(child.log().suffix(2000))")
+            // The last lines first: what the table's cell can hold is the reason.
+            let tail = child.log().split(separator: "\n").suffix(3).reversed().joined(separator: " ⟵ ")
+            throw ChaosError(
+                "\(URL(fileURLWithPath: binary).lastPathComponent) \(arguments.joined(separator: " ")) "
+                    + (timedOut ? "did not finish in 60 s" : "exited with \(child.process.terminationStatus)") + ": \(tail.suffix(1500))")
         }
     }
 

@@ -18,17 +18,25 @@ let plan: RowPlan =
     case .connectionExhaustion: ConnectionExhaustionRow.plan(options)
     case .longTransaction: LongTransactionRow.plan(options)
     case .providerStorm: ProviderStormRow.plan(options)
+    case .failoverSwitchover, .failoverKill, .failoverFreeze, .failoverDrop: FailoverRow.plan(options)
     }
 
 do {
     let report = try await ChaosRun(options: options, plan: plan).run()
     print(report.markdownRow)
+    if options.row.isFailover {
+        for (name, value) in report.figures { log("\(name): \(value)") }
+    }
     for failure in report.failures { log("check failed: \(failure)") }
     exit(report.failures.isEmpty ? 0 : 1)
 } catch {
     log("\(options.row.rawValue) could not run: \(error)")
-    print(
-        "| \(options.row.rawValue) | – | – | – | – | – | – | – | FAILED: could not run | \(String(describing: error).prefix(300).replacingOccurrences(of: "|", with: "/").replacingOccurrences(of: "\n", with: " ")) |"
-    )
+    let reason = String(describing: error).prefix(options.row.isFailover ? 400 : 300).replacingOccurrences(of: "|", with: "/").replacingOccurrences(
+        of: "\n", with: " ")
+    if options.row.isFailover {
+        print(FailoverRow.couldNotRun(options, reason: reason))
+    } else {
+        print("| \(options.row.rawValue) | – | – | – | – | – | – | – | FAILED: could not run | \(reason) |")
+    }
     exit(2)
 }

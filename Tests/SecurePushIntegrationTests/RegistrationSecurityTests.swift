@@ -86,6 +86,9 @@ struct RegistrationSecurityTests {
             #expect(Set(left) == [recent, active])
             let orphans: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE device_id = \(old)")
             #expect(orphans == 0)
+            let deleted: Int64 = try await db.scalar(
+                "SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_deleted' AND device_id = \(old)")
+            #expect(deleted == 1, "the deletion is audited")
             try await db.execute("SELECT securepush.audit('throttled', NULL, NULL, 'old')")
             try await db.execute("SET securepush.pruning_audit_log = 'on'")
             let pruned = try await maintenance.pruneAuditLog(retention: .seconds(60))

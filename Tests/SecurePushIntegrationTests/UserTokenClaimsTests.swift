@@ -86,6 +86,23 @@ struct UserTokenClaimsTests {
         await #expect(throws: (any Error).self) { try await Self.verifier().userID(from: token) }
     }
 
+    @Test("claims that name a member twice are refused (the first would win in the decoder)")
+    func duplicateClaims() async throws {
+        let head = try JSONSerialization.data(withJSONObject: ["alg": "HS256"]).base64URLEncodedString
+        let exp = Int(Date().timeIntervalSince1970) + 600
+        for claims in [#"{"sub":"dup","sub":"a\u0000b","exp":\#(exp)}"#, #"{"sub":"x","exp":\#(exp),"exp":1}"#] {
+            let input = "\(head).\(Data(claims.utf8).base64URLEncodedString)"
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+            let token = "\(input).\(Data(mac).base64URLEncodedString)"
+            await #expect(throws: (any Error).self, "\(claims)") { try await Self.verifier().userID(from: token) }
+        }
+        // Nested objects may reuse a top-level name.
+        let nested = #"{"sub":"n","exp":\#(exp),"ctx":{"sub":"inner"}}"#
+        let input = "\(head).\(Data(nested.utf8).base64URLEncodedString)"
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+        #expect(try await Self.verifier().userID(from: "\(input).\(Data(mac).base64URLEncodedString)") == "n")
+    }
+
     @Test("claims of the wrong type are refused")
     func wrongTypes() async throws {
         let wrong: [[String: Any]] = [["sub": 7], ["exp": "soon"], ["nbf": "x"], ["iat": [1]]]

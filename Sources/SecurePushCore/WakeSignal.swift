@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Wakes idle dispatcher lanes. A generation counter makes wake-ups sticky: a lane that read the
+/// Wakes waiters (idle dispatcher lanes, the primary router's watch). A generation counter makes wake-ups sticky: a lane that read the
 /// generation before an empty claim returns at once if a NOTIFY arrived in between.
 public final class WakeSignal: Sendable {
     private struct State {

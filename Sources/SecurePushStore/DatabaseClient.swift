@@ -1,0 +1,22 @@
+import Logging
+import PostgresNIO
+
+/// The database access every store is given: a pool of connections to the writable primary. Implemented by
+/// PostgresNIO's `PostgresClient` (one host) and by `PrimaryRouter` (several hosts, following the primary
+/// across a failover).
+public protocol DatabaseClient: Sendable {
+    /// Runs one statement on a pooled connection; its rows are for the caller to read.
+    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence
+    /// Runs `body` on one connection leased for its duration (the body must not keep the connection).
+    func leased<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result
+}
+
+extension PostgresClient: DatabaseClient {
+    public func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try await self.query(query, logger: logger)
+    }
+
+    public func leased<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withConnection { connection in try await body(connection) }
+    }
+}
