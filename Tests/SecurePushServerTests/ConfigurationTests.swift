@@ -148,4 +148,52 @@ struct ConfigurationTests {
         let client = url.clientConfiguration()
         #expect(client.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
     }
+
+    @Test("DATABASE_URL in libpq's URI dialect: several hosts, per-host and listed ports, IPv6, the accepted parameters")
+    func multiHost() throws {
+        let url = try DatabaseURL(
+            "postgres://app:s%3Acret@h1:5441,h2,[fd00::7]:5443/push?target_session_attrs=read-write&connect_timeout=3&application_name=sp&sslmode=disable"
+        )
+        #expect(url.endpoints == [.init(host: "h1", port: 5441), .init(host: "h2", port: 5432), .init(host: "fd00::7", port: 5443)])
+        #expect(url.username == "app" && url.password == "s:cret" && url.database == "push")
+        #expect(url.targetSessionAttributes == .readWrite)
+        #expect(url.connectTimeout == .seconds(3))
+        #expect(url.applicationName == "sp")
+        #expect(url.description == "postgres://app:***@h1:5441,h2:5432,[fd00::7]:5443/push", "no password in the description")
+        let listed = try DatabaseURL("postgresql://app@/push?host=a,b&port=6001,6002")
+        #expect(listed.endpoints == [.init(host: "a", port: 6001), .init(host: "b", port: 6002)])
+        #expect(try DatabaseURL("postgres://u@h/db").targetSessionAttributes == .readWrite, "SecurePush's default: a writable primary")
+        for attributes in ["any", "primary", "read-write"] {
+            #expect(try DatabaseURL("postgres://u@h/db?target_session_attrs=\(attributes)").targetSessionAttributes.allowsPrimary)
+        }
+        #expect(try DatabaseURL("postgres://u@h/db?connect_timeout=1").connectTimeout == .seconds(2), "as libpq: at least 2 s")
+        #expect(try DatabaseURL("postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem").tls == .verifyFull)
+        #expect(try DatabaseURL("postgres://u@h/db?sslmode=verify-ca").tls == .verifyCA)
+    }
+
+    @Test("DATABASE_URL refuses unknown parameters by name, standby-only session attributes and malformed host lists")
+    func multiHostRefusals() throws {
+        func message(_ text: String) -> String? {
+            do {
+                _ = try DatabaseURL(text)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(message("postgres://u:pw@h/db?keepalives=1")?.contains("keepalives") == true)
+        #expect(message("postgres://u:pw@h/db?fallback_application_name=x")?.contains("fallback_application_name") == true)
+        for attributes in ["standby", "read-only", "prefer-standby"] {
+            #expect(message("postgres://u:pw@h/db?target_session_attrs=\(attributes)")?.contains("standby") == true, "\(attributes)")
+        }
+        #expect(message("postgres://u:pw@h/db?target_session_attrs=sometimes") != nil)
+        #expect(message("postgres://u:pw@h1,,h3/db") != nil)
+        #expect(message("postgres://u:pw@h1:99999/db") != nil)
+        #expect(message("postgres://u:pw@[::1/db") != nil)
+        #expect(message("postgres://u:pw@h/db?sslcert=/c.pem") != nil, "a certificate without its key")
+        #expect(message("postgres://u:pw@h/db?sslmode=sometimes") != nil)
+        for text in ["postgres://u:pw@h/db?keepalives=1", "postgres://u:pw@h1,,h3/db"] {
+            #expect(message(text)?.contains("pw") == false, "the password is never echoed")
+        }
+    }
 }
