@@ -27,15 +27,21 @@ extension Dispatcher {
     }
 
     /// Writes outcomes, releases unstarted claims and those a circuit breaker kept back (after its delay),
-    /// retrying while the database is unavailable. The lane is not cancelled by the shutdown deadline
-    /// (only its sends are), so this bookkeeping runs.
-    func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], deferred: [Deferred], leaseToken: UUID) async {
+    /// retrying while the database is unavailable: through a failover, until the write lands on the new
+    /// primary (it is still fenced by the lease token, so a batch rescued meanwhile is not touched), for at
+    /// most the lease's end plus one lease. An outcome abandoned instead would be pushed again once its
+    /// lease expired. The lane is not cancelled by the shutdown deadline (only its sends are), so this
+    /// bookkeeping runs.
+    func writeOutcomes(_ completions: [DeliveryCompletion], unstarted: [UUID], deferred: [Deferred], leaseToken: UUID, lease: LeaseDeadline) async {
         let queue = self.queue
-        let timeout = configuration.databaseTimeout
+        let timeout = min(configuration.databaseTimeout, .seconds(5))
+        let retryUntil = lease.instant + configuration.leaseDuration
         var applied = 0
         var completed = false
         var releases = [Deferred(ids: unstarted, delay: .zero)] + deferred
-        for attempt in 1...5 where !(completed && releases.isEmpty) {
+        var attempt = 0
+        while !(completed && releases.isEmpty), attempt < 5 || (!isStopping && ContinuousClock.now < retryUntil) {
+            attempt += 1
             do {
                 if !completed {
                     applied = try await withDeadline(timeout) { try await queue.complete(completions, leaseToken: leaseToken) }
@@ -47,7 +53,7 @@ extension Dispatcher {
                 }
             } catch {
                 logger.databaseError("writing outcomes failed; retrying", error, metadata: ["attempt": "\(attempt)"])
-                try? await Task.sleep(for: Self.backoff(attempt))
+                try? await Task.sleep(for: min(.seconds(1), Self.backoff(attempt)))
             }
         }
         if applied < completions.count {

@@ -196,7 +196,7 @@ public final class Dispatcher: Service, Sendable {
                 ])
         }
         await writeOutcomes(
-            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken)
+            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken, lease: lease)
     }
 
     static func backoff(_ failures: Int) -> Duration {

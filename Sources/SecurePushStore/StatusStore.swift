@@ -6,7 +6,8 @@ import SecurePushCore
 /// Builds the `StatusReport` from the database.
 public struct StatusStore: Sendable {
     let database: StoreDatabase
-    /// A dispatcher whose heartbeat is older than this is `stale`.
+    /// A dispatcher whose heartbeat is older than this is `stale`; older than twice this, `stopped` (it
+    /// could not record its stop, for example in a failover, or it died).
     let staleAfter: Duration
 
     /// Creates the store on an injected client.
@@ -80,10 +81,11 @@ public struct StatusStore: Sendable {
             SELECT id, host, pid, role, version, started_at, last_seen_at,
                    CASE WHEN stopped_at IS NOT NULL THEN 'stopped'
                         WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN 'alive'
-                        ELSE 'stale' END,
+                        WHEN last_seen_at > now() - 2 * \(staleMilliseconds) * interval '1 millisecond' THEN 'stale'
+                        ELSE 'stopped' END,
                    sent, failed, circuits::text
             FROM securepush.dispatchers
-            WHERE stopped_at IS NULL OR stopped_at > now() - interval '1 hour'
+            WHERE coalesce(stopped_at, last_seen_at) > now() - interval '1 hour'
             ORDER BY started_at DESC
             """
         )
