@@ -165,7 +165,9 @@ struct ChaosRun {
         let pids = dispatchers.map(\.pid)
         let serving = await database.eventually(timeout: .seconds(90)) {
             for process in processes where !process.isRunning {
-                throw ChaosError("\(process.name) exited: \(process.log().suffix(2000))")
+                // The last lines first: the reason, where a table's cell can show it.
+                let tail = process.log().split(separator: "\n").suffix(3).reversed().joined(separator: " ⟵ ")
+                throw ChaosError("\(process.name) exited: \(tail.suffix(2000))")
             }
             guard await api.call(.GET, "/readyz").status == 200 else { return false }
             let alive = try await database.scalar(

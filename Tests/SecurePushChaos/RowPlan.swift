@@ -18,8 +18,8 @@ struct RowPlan: Sendable {
     var environment: [String: String] = [:]
     var warmUp: Duration = .seconds(2)
     var tail: Duration = .seconds(2)
-    /// How long one producer insert may take before its outcome counts as unknown.
-    var statementDeadline: Duration = .seconds(5)
+    /// How long one producer insert may take before its outcome counts as unknown (and its connection is dropped).
+    var statementDeadline: Duration = .seconds(30)
     /// How long the queue may take to empty once the producer stopped.
     var drainTimeout: Duration = .seconds(120)
     /// The row's disruption and measurements.
