@@ -56,6 +56,8 @@ public struct APIStores: Sendable {
     public var security: SecurityStore
     /// Names of migrations not yet applied (for `/readyz` and `/status`).
     public var pendingMigrations: @Sendable () async throws -> [String]
+    /// What `/readyz` checks, on one connection: the migrations not yet applied and the server's role.
+    public var readiness: @Sendable () async throws -> (pending: [String], role: ServerRole)
 
     /// Creates the stores.
     public init(
@@ -63,12 +65,14 @@ public struct APIStores: Sendable {
         notifications: NotificationStore,
         status: StatusStore,
         security: SecurityStore,
-        pendingMigrations: @escaping @Sendable () async throws -> [String]
+        pendingMigrations: @escaping @Sendable () async throws -> [String],
+        readiness: @escaping @Sendable () async throws -> (pending: [String], role: ServerRole)
     ) {
         self.devices = devices
         self.notifications = notifications
         self.status = status
         self.security = security
         self.pendingMigrations = pendingMigrations
+        self.readiness = readiness
     }
 }

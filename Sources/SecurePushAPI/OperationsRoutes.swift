@@ -14,11 +14,7 @@ struct OperationsRoutes: Sendable {
         let pending: [String]
         let role: ServerRole
         do {
-            (pending, role) = try await api.database { stores in
-                async let pending = stores.pendingMigrations()
-                async let role = stores.status.serverRole()
-                return (try await pending, try await role)
-            }
+            (pending, role) = try await api.database { try await $0.readiness() }
         } catch let error as NoWritablePrimary {
             context.logger.warning("readiness check: no writable primary", metadata: ["db.problem": "\(error)"])
             throw APIError(

@@ -94,9 +94,12 @@ struct DispatchOptions: ParsableArguments {
     @Option(help: "Dispatcher commits wait for WAL flush: on or off (the default, as in serve).") var synchronousCommit = "off"
     @Option(help: "Badge source, as SECUREPUSH_BADGE: unread (the default, as in serve: the claim counts each recipient's unread) or off.")
     var badge = "unread"
+    @Option(help: "As SECUREPUSH_REPLICATION_GATE: on sends a claimed batch only once a synchronous standby flushed past it.")
+    var replicationGate = "off"
 
     func validate() throws {
         guard ["unread", "off"].contains(badge) else { throw ValidationError("--badge must be unread or off, got \"\(badge)\"") }
+        guard ["on", "off"].contains(replicationGate) else { throw ValidationError("--replication-gate must be on or off") }
     }
 
     var configuration: DispatcherConfiguration {
@@ -105,6 +108,7 @@ struct DispatchOptions: ParsableArguments {
         configuration.concurrency = concurrency
         configuration.lanes = lanes
         configuration.unreadBadge = badge == "unread"
+        configuration.replicationGate = replicationGate == "on"
         return configuration
     }
 }

@@ -11,9 +11,16 @@ public protocol DeliveryQueue: Sendable {
     /// Returns unstarted claimed deliveries to pending without counting an attempt, runnable again after
     /// `delay` (zero: at once; a circuit breaker passes the time it stays open). Returns how many.
     func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int
+
+    /// Waits until what a claim just saw is safe from a failover (the synchronous standbys flushed past it),
+    /// at most `timeout`; false when it is not by then. Queues without replication answer true at once.
+    func awaitReplication(timeout: Duration) async throws -> Bool
 }
 
 extension DeliveryQueue {
+    /// No replication to wait for.
+    public func awaitReplication(timeout: Duration) async throws -> Bool { true }
+
     /// Returns unstarted claimed deliveries to pending at once, without counting an attempt.
     public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {
         try await release(deliveryIDs, leaseToken: leaseToken, delay: .zero)

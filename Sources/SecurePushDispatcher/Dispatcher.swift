@@ -35,6 +35,8 @@ public final class Dispatcher: Service, Sendable {
     let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
     let pushTimers: [Platform: Metrics.Timer]
+    /// How long claims waited at the replication gate (`securepush_replication_gate_wait`).
+    let gateTimer = Metrics.Timer(label: "securepush_replication_gate_wait")
     let outcomeCounters: [DeliveryOutcome.Kind: Counter]
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
@@ -154,8 +156,33 @@ public final class Dispatcher: Service, Sendable {
                 await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
                 continue
             }
-            await process(batch, lease: LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration))
+            let lease = LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration)
+            if configuration.replicationGate, await !replicated(batch, lease: lease, lane: lane) { continue }
+            await process(batch, lease: lease)
         }
+    }
+
+    /// The replication gate: true once the synchronous standbys have flushed past the claim; otherwise the
+    /// batch is released unsent (no attempt counted, runnable again in a second) and false is returned.
+    func replicated(_ batch: ClaimedBatch, lease: LeaseDeadline, lane: Int) async -> Bool {
+        let queue = self.queue
+        let wait = min(.seconds(5), lease.remaining(at: .now) / 2)
+        let started = ContinuousClock.now
+        let safe: Bool
+        do {
+            safe = try await withDeadline(wait + .seconds(2)) { try await queue.awaitReplication(timeout: wait) }
+        } catch {
+            logger.databaseError("replication gate: the wait failed; releasing the batch", error, metadata: ["dispatcher.lane": "\(lane)"])
+            safe = false
+        }
+        gateTimer.recordNanoseconds(Int64((ContinuousClock.now - started).wholeMilliseconds) * 1_000_000)
+        guard !safe else { return true }
+        logger.warning(
+            "replication gate: no synchronous standby confirmed the claim in time; the batch is released unsent",
+            metadata: ["dispatcher.batch": "\(batch.deliveries.count)", "dispatcher.lane": "\(lane)"])
+        let ids = batch.deliveries.map(\.id) + batch.rejected.map(\.id)
+        _ = try? await withDeadline(configuration.databaseTimeout) { try await queue.release(ids, leaseToken: batch.leaseToken, delay: .seconds(1)) }
+        return false
     }
 
     /// Sends one claimed batch and writes its outcomes; no send starts after `lease`.

@@ -36,6 +36,9 @@ public struct DispatcherConfiguration: Sendable {
     /// When a push service's circuit breaker opens and for how long (defaults: 5 provider failures in a
     /// row, or ≥ 50 % of ≥ 20 results in 10 s; open 1 s, doubling after each failed probe up to 60 s).
     public var circuitBreaker = CircuitBreakerPolicy()
+    /// Whether a claimed batch is sent only once the synchronous standbys have flushed past the claim
+    /// (`SECUREPUSH_REPLICATION_GATE`): no push for a commit a failover could take back.
+    public var replicationGate = false
     /// The Web Push and WNS allowlists (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`): their
     /// entries name the push services the circuit breakers are kept per.
     public var endpointPolicies = PushEndpointPolicies()

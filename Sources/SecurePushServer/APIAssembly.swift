@@ -24,7 +24,12 @@ public struct APIAssembly: Sendable {
             notifications: NotificationStore(client: client, logger: logger),
             status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
             security: SecurityStore(client: client, logger: logger),
-            pendingMigrations: { try await migrator.pending(client: client, logger: logger) }
+            pendingMigrations: { try await migrator.pending(client: client, logger: logger) },
+            readiness: {
+                try await client.leased { connection in
+                    (try await migrator.pending(on: connection, logger: logger), try await DatabaseConnector.role(of: connection, logger: logger))
+                }
+            }
         )
         self.context = APIContext(
             stores: stores,

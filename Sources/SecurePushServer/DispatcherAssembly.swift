@@ -44,7 +44,8 @@ public struct DispatcherAssembly: Sendable {
         self.identity = identity
         self.stats = stats
         self.dispatcher = Dispatcher(
-            queue: PostgresDeliveryQueue(client: client, logger: logger, unreadBadge: configuration.unreadBadge),
+            queue: PostgresDeliveryQueue(
+                client: client, logger: logger, unreadBadge: configuration.unreadBadge, replicationGate: configuration.replicationGate),
             providers: providers,
             configuration: configuration,
             signal: signal,

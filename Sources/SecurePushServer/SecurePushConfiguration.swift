@@ -93,6 +93,7 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         dispatcher.unreadBadge = try values.choice("SECUREPUSH_BADGE", default: "unread", allowed: ["unread", "off"]) == "unread"
         dispatcher.circuitBreaker = try Self.circuitBreaker(values)
+        dispatcher.replicationGate = try values.choice("SECUREPUSH_REPLICATION_GATE", default: "off", allowed: ["on", "off"]) == "on"
         self.dispatcher = dispatcher
 
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)

@@ -8,13 +8,16 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
     let database: StoreDatabase
     /// Whether the claim computes each recipient's unread count for the pushes' badge (`SECUREPUSH_BADGE`).
     let unreadBadge: Bool
+    /// Whether `awaitReplication` waits for the synchronous standbys (`SECUREPUSH_REPLICATION_GATE`).
+    let replicationGate: Bool
 
     /// The largest badge: counting stops there, so a user with a huge backlog costs every claim no more.
     public static let badgeLimit = 999
 
     /// Creates a queue on an injected client; with `unreadBadge` every claimed push carries its recipient's
     /// unread count (unexpired, unread notifications, at most `badgeLimit`) at claim time.
-    public init(client: any DatabaseClient, logger: Logger, unreadBadge: Bool = false) {
+    public init(client: any DatabaseClient, logger: Logger, unreadBadge: Bool = false, replicationGate: Bool = false) {
+        self.replicationGate = replicationGate
         self.database = StoreDatabase(client: client, logger: logger)
         self.unreadBadge = unreadBadge
     }
@@ -187,5 +190,15 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             SELECT count(*)::bigint FROM released
             """
         )
+    }
+
+    /// With the gate on, one round trip: `securepush.await_sync_replication` waits server side until a
+    /// synchronous standby flushed past the WAL position read now (after the claim). Off: true at once.
+    public func awaitReplication(timeout: Duration) async throws -> Bool {
+        guard replicationGate else { return true }
+        let rows = try await database.query(
+            "SELECT securepush.await_sync_replication(\(Int(timeout.wholeMilliseconds))::integer)"
+        ).collect()
+        return try rows.first?.decode(Bool.self) ?? false
     }
 }

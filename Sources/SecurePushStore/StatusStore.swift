@@ -135,16 +135,6 @@ public struct StatusStore: Sendable {
         }
     }
 
-    /// The role of the server this client's connections are on (`primary`, `standby`, `read-only`).
-    public func serverRole() async throws -> ServerRole {
-        let rows = try await database.query(
-            "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'"
-        ).collect()
-        guard let row = rows.first else { return .standby }
-        let (recovering, readOnly) = try row.decode((Bool, Bool).self)
-        return recovering ? .standby : (readOnly ? .readOnly : .primary)
-    }
-
     private func securityEvents() async throws -> [String: Int64] {
         var counts = Dictionary(uniqueKeysWithValues: AuditEvent.allCases.map { ($0.rawValue, Int64(0)) })
         let rows = try await database.query(

@@ -29,13 +29,20 @@ struct APIClient: Sendable {
             request.body = .bytes(ByteBuffer(bytes: data))
         }
         let start = ContinuousClock.now
-        do {
-            let response = try await http.execute(request, timeout: .milliseconds(timeout.wholeMilliseconds))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            return Answer(status: Int(response.status.code), body: Data(body.readableBytesView), seconds: (ContinuousClock.now - start).seconds)
-        } catch {
-            return Answer(status: nil, body: Data(), seconds: (ContinuousClock.now - start).seconds, failure: "\(error)")
+        // A GET is retried once when a kept-alive connection turns out closed before any answer (the server
+        // may close an idle connection at any time; HTTP clients retry idempotent requests then).
+        for attempt in 1...2 {
+            do {
+                let response = try await http.execute(request, timeout: .milliseconds(timeout.wholeMilliseconds))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                return Answer(status: Int(response.status.code), body: Data(body.readableBytesView), seconds: (ContinuousClock.now - start).seconds)
+            } catch let error as HTTPClientError where attempt == 1 && method == .GET && error == .remoteConnectionClosed {
+                continue
+            } catch {
+                return Answer(status: nil, body: Data(), seconds: (ContinuousClock.now - start).seconds, failure: "\(error)")
+            }
         }
+        return Answer(status: nil, body: Data(), seconds: (ContinuousClock.now - start).seconds, failure: "no answer")
     }
 
     /// Registers a device with a user token; returns `<device_id>.<device_secret>`.

@@ -207,7 +207,8 @@ enum FailoverRow {
             }
             // Every call, for the record: seconds since the fault, probe, status, seconds taken.
             let lines = samples.map { name, sample in
-                String(format: "%.3f", sample.startedAt.timeIntervalSince(fault)) + "\t\(name)\t\(sample.answer.status.map(String.init) ?? "none")\t"
+                String(format: "%.3f", sample.startedAt.timeIntervalSince(fault))
+                    + "\t\(name)\t\(sample.answer.status.map(String.init) ?? "none (\(sample.answer.failure ?? "?"))")\t"
                     + String(format: "%.3f", sample.answer.seconds)
             }
             try? (["since_fault\tprobe\tstatus\tseconds"] + lines).joined(separator: "\n").write(

@@ -39,7 +39,8 @@ final class ServerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var base: [String: String] = [:]
-        for key in ["PATH", "HOME", "TMPDIR", "LANG"] {
+        // SECUREPUSH_REPLICATION_GATE: the failover matrix runs its servers with the gate on or off.
+        for key in ["PATH", "HOME", "TMPDIR", "LANG", "SECUREPUSH_REPLICATION_GATE"] {
             if let value = ProcessInfo.processInfo.environment[key] { base[key] = value }
         }
         process.environment = base.merging(environment) { _, new in new }

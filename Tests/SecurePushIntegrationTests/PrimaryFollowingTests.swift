@@ -78,3 +78,38 @@ struct PrimaryFollowingTests {
         }
     }
 }
+
+@Suite("The replication gate")
+struct ReplicationGateTests {
+    @Test("without synchronous standbys configured the gate opens at once; with the gate off the queue does not ask")
+    func singleNode() async throws {
+        try await TestDatabase.with { db in
+            let started = ContinuousClock.now
+            let open: Bool = try await db.scalar("SELECT securepush.await_sync_replication(5000)")
+            #expect(open)
+            #expect(ContinuousClock.now - started < .seconds(2), "no wait when nothing is configured")
+            let gated = PostgresDeliveryQueue(client: db.client, logger: db.logger, replicationGate: true)
+            #expect(try await gated.awaitReplication(timeout: .seconds(1)))
+            let ungated = PostgresDeliveryQueue(client: db.client, logger: db.logger)
+            #expect(try await ungated.awaitReplication(timeout: .zero))
+        }
+    }
+
+    @Test("a dispatcher with SECUREPUSH_REPLICATION_GATE=on pushes (the failover matrix runs it against synchronous standbys)")
+    func dispatcherWithGate() async throws {
+        try await TestDatabase.with { db in
+            let outbox = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-gate-\(UUID()).jsonl")
+            defer { try? FileManager.default.removeItem(at: outbox) }
+            let environment = [
+                "SECUREPUSH_PROVIDERS": "simulated", "SECUREPUSH_SIMULATED_OUTBOX": outbox.path, "SECUREPUSH_REPLICATION_GATE": "on",
+            ]
+            try await withServedAPI(db, role: "dispatcher", environment: environment) { _ in
+                _ = try await db.insertDevice(user: "gate", token: "gate-1")
+                let id = try await db.enqueue(user: "gate", payload: "{}")
+                try await eventually("the push went out through the gate", timeout: .seconds(30)) {
+                    (try? String(contentsOf: outbox, encoding: .utf8))?.contains(id.uuidString.lowercased()) == true
+                }
+            }
+        }
+    }
+}

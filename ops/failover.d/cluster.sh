@@ -180,6 +180,8 @@ bootstrap:
         wal_keep_size: 128MB
         fsync: 'off'
         shared_buffers: 64MB
+        # Commit timestamps, for the commit-to-push latency bench (securepush-bench latency) on this cluster.
+        track_commit_timestamp: 'on'
   initdb:
   - encoding: UTF8
   - no-locale

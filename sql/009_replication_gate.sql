@@ -1,0 +1,36 @@
+-- The replication gate (`SECUREPUSH_REPLICATION_GATE=on`): a dispatcher sends a claimed batch only once
+-- the synchronous standbys have flushed the WAL up to a position read after the claim. Every notification
+-- the claim saw was committed at or before that position, so a push never announces a commit that a
+-- failover could take back (a producer's commit is visible on the primary before its synchronous standby
+-- confirms it, and is lost if the primary dies meanwhile).
+--
+-- Reading `pg_stat_replication`'s positions needs the `pg_monitor` role (or a superuser):
+-- GRANT pg_monitor TO <SecurePush's role>.
+
+-- Waits (server side, at most `timeout_ms`) until a synchronous standby has flushed past the current WAL
+-- position. Returns true when one has, or when no synchronous standby is configured
+-- (`synchronous_standby_names` empty: the gate has nothing to wait for); false at the timeout (none
+-- connected, or lagging): the caller releases the batch and claims it again later.
+CREATE FUNCTION securepush.await_sync_replication(timeout_ms integer) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    target pg_lsn := pg_current_wal_lsn();
+    deadline timestamptz := clock_timestamp() + timeout_ms * interval '1 millisecond';
+    flushed boolean;
+BEGIN
+    IF current_setting('synchronous_standby_names') = '' THEN
+        RETURN true;
+    END IF;
+    LOOP
+        SELECT coalesce(bool_or(r.flush_lsn >= target), false) INTO flushed
+        FROM pg_stat_replication r WHERE r.sync_state IN ('sync', 'quorum');
+        IF flushed THEN
+            RETURN true;
+        END IF;
+        IF clock_timestamp() >= deadline THEN
+            RETURN false;
+        END IF;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+END
+$$;
