@@ -75,13 +75,14 @@ enum StatusPage {
 
     private static func dispatchers(_ report: StatusReport, now: Date) -> String {
         table(
-            ["state", "dispatcher", "host", "pid", "role", "version", "last heartbeat", "up since", "sent", "failed", "circuits"],
+            ["state", "dispatcher", "host", "pid", "role", "version", "last heartbeat", "up since", "sent", "failed", "circuits", "listener"],
             report.dispatchers.map { dispatcher in
                 [
                     dispatcher.state, String(dispatcher.id.prefix(8)), dispatcher.host, "\(dispatcher.pid)", dispatcher.role,
                     dispatcher.version, seconds(now.timeIntervalSince(dispatcher.lastHeartbeatAt)) + " ago",
                     timestamp(dispatcher.startedAt), "\(dispatcher.sent)", "\(dispatcher.failed)",
                     dispatcher.circuits.isEmpty ? "all closed" : "\(dispatcher.circuits.count) not closed",
+                    StatusReport.listenerSummary(dispatcher, now: now),
                 ]
             },
             empty: "No dispatcher has registered.", stateColumn: 0)

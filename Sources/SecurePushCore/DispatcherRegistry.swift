@@ -23,11 +23,32 @@ public struct DispatcherIdentity: Sendable, Hashable {
     }
 }
 
+/// The LISTEN connection's state, as a heartbeat reports it.
+public struct ListenerStatus: Sendable, Hashable {
+    /// Whether the connection is up and listening.
+    public var connected: Bool
+    /// When it last heard from the database (a notification or a liveness probe).
+    public var lastHeard: Date?
+
+    /// Creates a status.
+    public init(connected: Bool, lastHeard: Date?) {
+        self.connected = connected
+        self.lastHeard = lastHeard
+    }
+}
+
 /// The seam to the fleet registry: heartbeats with running counts.
 public protocol DispatcherRegistry: Sendable {
-    /// Records (or refreshes) the process as alive with its cumulative counts and the circuit breakers
-    /// that are not closed.
-    func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot]) async throws
+    /// Records (or refreshes) the process as alive with its cumulative counts, the circuit breakers that
+    /// are not closed and its LISTEN connection's state (`nil`: not reported).
+    func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot], listener: ListenerStatus?) async throws
     /// Marks the process stopped (its circuits are cleared).
     func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
+}
+
+extension DispatcherRegistry {
+    /// A heartbeat that does not report the LISTEN connection.
+    public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot]) async throws {
+        try await heartbeat(identity, sent: sent, failed: failed, circuits: circuits, listener: nil)
+    }
 }

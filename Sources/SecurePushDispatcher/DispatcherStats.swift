@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import SecurePushCore
 import Synchronization
 
 /// Running counts of one process, for its heartbeat and for tests.
@@ -8,6 +9,7 @@ public final class DispatcherStats: Sendable {
     private let failedCount = Atomic<Int64>(0)
     private let listenerConnections = Atomic<Int64>(0)
     private let listenerHeard = Mutex<Date?>(nil)
+    private let listenerIsUp = Atomic<Bool>(false)
     private let listenerUp = Gauge(label: "securepush_listener_connected")
     private let listenerHeardGauge = Gauge(label: "securepush_listener_last_heard_timestamp_seconds")
 
@@ -25,14 +27,20 @@ public final class DispatcherStats: Sendable {
     func recordFailed(_ count: Int) { failedCount.add(Int64(count), ordering: .relaxed) }
     /// When the LISTEN connection last heard from the database (a notification or a liveness probe).
     public var listenerLastHeard: Date? { listenerHeard.withLock { $0 } }
+    /// The LISTEN connection's state, for the heartbeat.
+    public var listener: ListenerStatus { ListenerStatus(connected: listenerIsUp.load(ordering: .relaxed), lastHeard: listenerLastHeard) }
 
     func recordListenerConnected() {
         listenerConnections.add(1, ordering: .relaxed)
+        listenerIsUp.store(true, ordering: .relaxed)
         listenerUp.record(1)
         recordListenerHeard()
     }
 
-    func recordListenerLost() { listenerUp.record(0) }
+    func recordListenerLost() {
+        listenerIsUp.store(false, ordering: .relaxed)
+        listenerUp.record(0)
+    }
 
     func recordListenerHeard() {
         let now = Date()

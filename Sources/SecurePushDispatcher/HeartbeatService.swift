@@ -32,7 +32,9 @@ public struct HeartbeatService: Service {
         try await runPeriodically(every: interval) { _ in
             do {
                 let open = circuits()
-                try await withDeadline(timeout) { try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open) }
+                try await withDeadline(timeout) {
+                    try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open, listener: stats.listener)
+                }
             } catch {
                 logger.databaseError("heartbeat failed", error)
             }

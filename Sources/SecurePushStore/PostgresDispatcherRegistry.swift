@@ -12,15 +12,18 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
         self.database = StoreDatabase(client: client, logger: logger)
     }
 
-    public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot]) async throws {
+    public func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot], listener: ListenerStatus?)
+        async throws
+    {
         let circuitsJSON = String(decoding: try CircuitSnapshot.encoder.encode(circuits), as: UTF8.self)
         try await database.query(
             """
-            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed, circuits)
+            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed, circuits, listener_connected, listener_heard_at)
             VALUES (\(identity.id), \(identity.host), \(identity.pid), \(identity.role), \(identity.version), \(sent), \(failed),
-                    \(circuitsJSON)::jsonb)
+                    \(circuitsJSON)::jsonb, \(listener?.connected), \(listener?.lastHeard))
             ON CONFLICT (id) DO UPDATE
-            SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, circuits = EXCLUDED.circuits, stopped_at = NULL
+            SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, circuits = EXCLUDED.circuits, stopped_at = NULL,
+                listener_connected = EXCLUDED.listener_connected, listener_heard_at = EXCLUDED.listener_heard_at
             """
         )
     }

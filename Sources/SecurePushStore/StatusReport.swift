@@ -51,6 +51,10 @@ public struct StatusReport: Codable, Sendable {
         public var failed: Int64
         /// Its circuit breakers that are not closed, as of its last heartbeat (empty once stopped).
         public var circuits: [CircuitSnapshot]
+        /// Whether its LISTEN connection was up at its last heartbeat (`nil`: not reported).
+        public var listenerConnected: Bool?
+        /// When its LISTEN connection last heard from the database, as of its last heartbeat.
+        public var listenerHeardAt: Date?
     }
 
     /// A circuit breaker that is open or half-open in an alive dispatcher.
@@ -164,5 +168,15 @@ public struct StatusReport: Codable, Sendable {
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return encoder
+    }
+}
+
+extension StatusReport {
+    /// A dispatcher's LISTEN connection in a few words, for the page and the CLI table: `connected, heard
+    /// 1.2 s ago`, `down, heard 40.0 s ago`, or `not reported`.
+    public static func listenerSummary(_ dispatcher: Dispatcher, now: Date) -> String {
+        guard let connected = dispatcher.listenerConnected else { return "not reported" }
+        let heard = dispatcher.listenerHeardAt.map { String(format: ", heard %.1f s ago", now.timeIntervalSince($0)) } ?? ""
+        return (connected ? "connected" : "down") + heard
     }
 }

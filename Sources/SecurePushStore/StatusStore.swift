@@ -83,7 +83,7 @@ public struct StatusStore: Sendable {
                         WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN 'alive'
                         WHEN last_seen_at > now() - 2 * \(staleMilliseconds) * interval '1 millisecond' THEN 'stale'
                         ELSE 'stopped' END,
-                   sent, failed, circuits::text
+                   sent, failed, circuits::text, listener_connected, listener_heard_at
             FROM securepush.dispatchers
             WHERE coalesce(stopped_at, last_seen_at) > now() - interval '1 hour'
             ORDER BY started_at DESC
@@ -91,15 +91,15 @@ public struct StatusStore: Sendable {
         )
         var result: [StatusReport.Dispatcher] = []
         let decoder = CircuitSnapshot.decoder
-        for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText) in rows.decode(
-            (UUID, String, Int32, String, String, Date, Date, String, Int64, Int64, String).self
+        for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText, listenerUp, listenerHeard) in rows.decode(
+            (UUID, String, Int32, String, String, Date, Date, String, Int64, Int64, String, Bool?, Date?).self
         ) {
             // Written only by heartbeats; a row this build cannot read shows no circuits rather than failing the report.
             let circuits = (try? decoder.decode([CircuitSnapshot].self, from: Data(circuitsText.utf8))) ?? []
             result.append(
                 .init(
                     id: id.uuidString.lowercased(), host: host, pid: pid, role: role, version: version, startedAt: started, lastHeartbeatAt: seen,
-                    state: state, sent: sent, failed: failed, circuits: circuits
+                    state: state, sent: sent, failed: failed, circuits: circuits, listenerConnected: listenerUp, listenerHeardAt: listenerHeard
                 )
             )
         }

@@ -40,7 +40,7 @@ struct StatusTable {
         for dispatcher in report.dispatchers {
             let age = String(format: "%.1f s ago", Date().timeIntervalSince(dispatcher.lastHeartbeatAt))
             lines.append(
-                "  \(pad(dispatcher.state, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed)"
+                "  \(pad(dispatcher.state, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed), listener \(StatusReport.listenerSummary(dispatcher, now: Date()))"
             )
             for circuit in dispatcher.circuits {
                 lines.append(

@@ -34,6 +34,14 @@ struct DispatcherOperationsTests {
                 let report = try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any]
                 let dispatchers = report?["dispatchers"] as? [[String: Any]] ?? []
                 #expect(dispatchers.contains { $0["role"] as? String == "dispatcher" && $0["state"] as? String == "alive" })
+                // The LISTEN connection's state comes with the heartbeat.
+                try await eventually("/status shows the listener connected", timeout: .seconds(30)) {
+                    let body = try await Self.get(port, "/status").body
+                    let report = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                    let rows = report?["dispatchers"] as? [[String: Any]] ?? []
+                    return rows.contains { $0["listener_connected"] as? Bool == true && $0["listener_heard_at"] is String }
+                }
+                #expect(try await Self.get(port, "/status.html").body.contains("connected, heard"))
                 for path in ["/v1/notifications", "/v1/webpush/key", "/openapi.json"] {
                     #expect(try await Self.get(port, path).status == 404, "\(path) is the API's, not the dispatcher's")
                 }
