@@ -83,7 +83,7 @@ struct RetryingRequester: Sendable {
 
     private static func perform(_ request: URLRequest, on session: URLSession) async -> Result<Answer, Unavailable> {
         do {
-            let (data, response) = try await session.data(for: request)
+            let (data, response) = try await SessionDataTask.data(for: request, on: session)
             guard let http = response as? HTTPURLResponse else { return .failure(Unavailable(reason: "not an HTTP response")) }
             let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 3600)) }
             return .success(Answer(status: http.statusCode, body: data, retryAfter: retryAfter))

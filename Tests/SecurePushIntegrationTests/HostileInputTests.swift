@@ -19,7 +19,7 @@ struct HostileInputTests {
             guard let probe = try? RawHTTPConnection(port: port, from: source) else { return false }
             defer { probe.close() }
             probe.send(healthz)
-            return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
+            return await probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
         }
     }
 
@@ -33,24 +33,25 @@ struct HostileInputTests {
                 // The sockets are held by a child process: 2,000 descriptors in the test process itself would
                 // break Foundation's Process.run in concurrently running tests (it copies descriptor sets).
                 let hog = try SocketHog(port: port, count: 2000, from: "127.0.0.1")
-                defer { hog.stop() }
-                let (open, closed) = try hog.report()
+
+                let (open, closed) = try await offThePool { try hog.report() }
                 #expect(open == 2000, "the hog connected all its sockets")
                 #expect(closed >= 900, "the server closed the sockets beyond the per-address limit at once: \(closed)")
                 let started = ContinuousClock.now
                 let other = try RawHTTPConnection(port: port, from: "127.0.0.2")
                 defer { other.close() }
                 other.send(Self.healthz)
-                let answer = other.receive(within: 1_000)
+                let answer = await other.receive(within: 1_000)
                 #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "another address is served: \(answer ?? "no answer")")
                 let read = try RawHTTPConnection(port: port, from: "127.0.0.3")
                 defer { read.close() }
                 read.send(
                     "GET /v1/notifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(UUID().uuidString.lowercased()).\(String(repeating: "A", count: 43))\r\n\r\n"
                 )
-                let readAnswer = read.receive(within: 1_000)
+                let readAnswer = await read.receive(within: 1_000)
                 #expect(readAnswer?.hasPrefix("HTTP/1.1 401") == true, "a device read is answered: \(readAnswer ?? "no answer")")
                 #expect(ContinuousClock.now - started < .seconds(2))
+                await offThePool { hog.stop() }
             }
         }
     }
@@ -68,13 +69,13 @@ struct HostileInputTests {
                 // One header byte every 200 ms: each byte would reset an idle timeout, not this deadline.
                 for _ in 0..<25 where !closed {
                     trickle.send("X")
-                    closed = trickle.closedByPeer(within: 200)
+                    closed = await trickle.closedByPeer(within: 200)
                 }
                 #expect(closed, "the trickling connection was closed")
                 #expect(ContinuousClock.now - started < .seconds(4))
                 let idle = try RawHTTPConnection(port: port)
                 defer { idle.close() }
-                #expect(idle.closedByPeer(within: 5_000), "a connection that sends nothing is closed")
+                #expect(await idle.closedByPeer(within: 5_000), "a connection that sends nothing is closed")
                 // An ordinary request on a fresh connection is served.
                 try await Self.waitUntilServing(port)
             }
@@ -99,7 +100,7 @@ struct HostileInputTests {
                     connection.send(
                         "POST /v1/devices HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\n"
                             + "Transfer-Encoding: chunked\r\n\r\n\(body)")
-                    let answer = connection.receive(within: 5_000) ?? ""
+                    let answer = await connection.receive(within: 5_000) ?? ""
                     #expect(!answer.hasPrefix("HTTP/1.1 5"), "\(body.debugDescription): \(answer.prefix(80))")
                     #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(body.debugDescription): \(answer.prefix(80))")
                 }
@@ -111,7 +112,7 @@ struct HostileInputTests {
     @Test("SECUREPUSH_OPS_PORT: the operations routes on their own listener; the API port answers 404 for them")
     func operationsListener() async throws {
         try await TestDatabase.with { db in
-            let opsPort = Int.random(in: 40_001...50_000)
+            let opsPort = freeTCPPort()
             try await withServedAPI(db, environment: ["SECUREPUSH_OPS_HOST": "127.0.0.1", "SECUREPUSH_OPS_PORT": "\(opsPort)"]) { port in
                 try await eventually("the operations listener answers", timeout: .seconds(30)) {
                     (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
@@ -137,7 +138,7 @@ struct HostileInputTests {
 /// A child process (Python, standard library) that opens `count` idle TCP connections from one loopback
 /// address and holds them until stopped; it reports how many connected and how many the server closed
 /// within two seconds.
-final class SocketHog {
+final class SocketHog: @unchecked Sendable {
     let process = Process()
     let input = Pipe()
     let output = Pipe()
@@ -186,8 +187,14 @@ final class SocketHog {
         return (numbers[0], numbers[1])
     }
 
+    /// Ends the child (its standard input closes) and waits for it: blocking, so call it off the pool.
     func stop() {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
+    }
+
+    deinit {
+        // A test that failed before `stop`: closing its input ends the child.
+        try? input.fileHandleForWriting.close()
     }
 }

@@ -6,8 +6,10 @@ import Testing
     import Glibc
 #endif
 
-/// A plain TCP connection to the API, so the test controls exactly how many connections are open.
-final class RawHTTPConnection {
+/// A plain TCP connection to the API, so the test controls exactly how many connections are open. Its
+/// waits block a thread, so they run on threads of their own, never on the concurrency pool (two threads on
+/// this machine: a blocked pool stalls every other test's timers). Used by one task at a time.
+final class RawHTTPConnection: @unchecked Sendable {
     let descriptor: Int32
     private var closed = false
 
@@ -46,7 +48,11 @@ final class RawHTTPConnection {
     }
 
     /// What arrives within `milliseconds`, or nil when nothing does.
-    func receive(within milliseconds: Int32) -> String? {
+    func receive(within milliseconds: Int32) async -> String? {
+        await offThePool { self.receiveBlocking(within: milliseconds) }
+    }
+
+    private func receiveBlocking(within milliseconds: Int32) -> String? {
         var events = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         guard poll(&events, 1, milliseconds) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -56,7 +62,11 @@ final class RawHTTPConnection {
 
     /// Whether the server closed the connection (end of stream, or a reset) within `milliseconds`; what it
     /// sent before is read and dropped.
-    func closedByPeer(within milliseconds: Int32) -> Bool {
+    func closedByPeer(within milliseconds: Int32) async -> Bool {
+        await offThePool { self.closedByPeerBlocking(within: milliseconds) }
+    }
+
+    private func closedByPeerBlocking(within milliseconds: Int32) -> Bool {
         var events = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + .milliseconds(Int(milliseconds))
@@ -89,20 +99,35 @@ struct MaxConnectionsTests {
                     guard let probe = try? RawHTTPConnection(port: port) else { return false }
                     defer { probe.close() }
                     probe.send(request)
-                    return probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
+                    return await probe.receive(within: 2_000)?.hasPrefix("HTTP/1.1 200") == true
                 }
                 let first = try RawHTTPConnection(port: port)
                 defer { first.close() }
                 first.send(request)
-                #expect(first.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true)
+                #expect(await first.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true)
                 // The first connection stays open (keep-alive): the second waits in the listen backlog.
                 let second = try RawHTTPConnection(port: port)
                 defer { second.close() }
                 second.send(request)
-                #expect(second.receive(within: 1_000) == nil, "served beyond the limit")
+                #expect(await second.receive(within: 1_000) == nil, "served beyond the limit")
                 first.close()
-                #expect(second.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true, "served once the first closed")
+                #expect(await second.receive(within: 10_000)?.hasPrefix("HTTP/1.1 200") == true, "served once the first closed")
             }
         }
+    }
+}
+
+/// Runs a blocking call on a thread of its own and awaits its result, keeping the concurrency pool free
+/// (on Linux, Dispatch's global queues share their threads with the pool).
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// `offThePool` for a call that throws.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

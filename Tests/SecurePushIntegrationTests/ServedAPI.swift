@@ -1,6 +1,27 @@
 import Foundation
 import SecurePushTestSupport
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for a socket bound to port 0).
+func freeTCPPort() -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { _ = close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    return bound ? Int(UInt16(bigEndian: address.sin_port)) : Int.random(in: 20_000...30_000)
+}
+
 /// Runs the real binary as `securepush serve --role <role>` (the API by default) on a random port against
 /// `db`, with the test JWT secret, quiet logs and `environment` merged in, and stops it when `body` returns
 /// or throws. With `logFile`, standard error goes there (and the caller sets the log level).
@@ -8,7 +29,7 @@ func withServedAPI(
     _ db: TestDatabase, role: String = "api", environment: [String: String] = [:], logFile: URL? = nil,
     _ body: (_ port: Int) async throws -> Void
 ) async throws {
-    let port = Int.random(in: 20_000...40_000)
+    let port = freeTCPPort()
     let process = Process()
     process.executableURL = try securepushExecutable()
     process.arguments = ["serve", "--role", role]
@@ -18,18 +39,23 @@ func withServedAPI(
         "PATH": "/usr/bin:/bin", "DATABASE_URL": db.url.urlString, "SECUREPUSH_PORT": "\(port)", "SECUREPUSH_LOG_LEVEL": "error",
     ].merging(userTokens) { $1 }.merging(environment) { $1 }
     process.standardOutput = FileHandle.nullDevice
-    if let logFile {
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: logFile)
-    } else {
-        process.standardError = FileHandle.nullDevice
-    }
+    // Standard error goes to a file (the caller's, or a temporary one), so a server that exits early says why.
+    let log = logFile ?? FileManager.default.temporaryDirectory.appendingPathComponent("securepush-served-\(UUID()).log")
+    FileManager.default.createFile(atPath: log.path, contents: nil)
+    process.standardError = try FileHandle(forWritingTo: log)
     try process.run()
     defer {
         process.terminate()
         process.waitUntilExit()
+        if logFile == nil { try? FileManager.default.removeItem(at: log) }
     }
-    try await body(port)
+    do {
+        try await body(port)
+    } catch {
+        guard !process.isRunning else { throw error }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        throw TestFailure("\(error); the server had exited (status \(process.terminationStatus)): \(output.suffix(1500))")
+    }
 }
 
 /// Runs `securepush <arguments>` to its end with `environment`; returns its exit status and everything it
