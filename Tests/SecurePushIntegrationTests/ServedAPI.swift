@@ -5,21 +5,23 @@ import SecurePushTestSupport
     import Glibc
 #endif
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for a socket bound to port 0).
+/// A TCP port on 127.0.0.1 that nothing is bound to now, below the kernel's ephemeral range (32768 and up
+/// here), so no process bound to port 0 or outgoing connection takes it before the server binds it.
 func freeTCPPort() -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { _ = close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+    for _ in 0..<100 {
+        let candidate = Int.random(in: 10_000...32_000)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(candidate).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
+        _ = close(descriptor)
+        if bound == 0 { return candidate }
     }
-    return bound ? Int(UInt16(bigEndian: address.sin_port)) : Int.random(in: 20_000...30_000)
+    return Int.random(in: 10_000...32_000)
 }
 
 /// Runs the real binary as `securepush serve --role <role>` (the API by default) on a random port against
