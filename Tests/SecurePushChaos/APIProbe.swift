@@ -13,6 +13,7 @@ final class APIProbe: Sendable {
 
     let name: String
     private let samples = Mutex<[Sample]>([])
+    private let stopped = Atomic<Bool>(false)
     private let call: @Sendable () async -> APIClient.Answer
 
     init(name: String, call: @escaping @Sendable () async -> APIClient.Answer) {
@@ -23,10 +24,13 @@ final class APIProbe: Sendable {
     /// Every call so far.
     var recorded: [Sample] { samples.withLock { $0 } }
 
-    /// Calls every `interval` until cancelled, then waits for the calls in flight.
+    /// Calls every `interval` until `stop()`, then waits for the calls in flight.
+    ///
+    /// The probe is stopped by a flag, never by cancelling this task: cancellation would reach the calls in
+    /// flight (children of the task group) and record the last of them as unanswered.
     func run(every interval: Duration) async {
         await withTaskGroup(of: Void.self) { group in
-            while !Task.isCancelled {
+            while !stopped.load(ordering: .acquiring) {
                 group.addTask {
                     let startedAt = Date()
                     let answer = await self.call()
@@ -37,6 +41,11 @@ final class APIProbe: Sendable {
             // Calls in flight finish (their own client deadline bounds them): a hang is measured, not cut short.
             await group.waitForAll()
         }
+    }
+
+    /// Ends `run(every:)` after its current pause; calls in flight still finish and are recorded.
+    func stop() {
+        stopped.store(true, ordering: .releasing)
     }
 
     /// What the calls started in `window` got: counts by status, the slowest, and the failures.

@@ -31,20 +31,13 @@ struct ChaosContext: Sendable {
         let read = APIProbe(name: "device read") { await api.call(.GET, "/v1/notifications?unread=true&limit=1", bearer: credential) }
         let readyTask = Task { await ready.run(every: .milliseconds(250)) }
         let readTask = Task { await read.run(every: .milliseconds(250)) }
-        do {
-            let result = try await body(ready, read)
-            readyTask.cancel()
-            readTask.cancel()
-            await readyTask.value
-            await readTask.value
-            return result
-        } catch {
-            readyTask.cancel()
-            readTask.cancel()
-            await readyTask.value
-            await readTask.value
-            throw error
-        }
+        let result: Result<T, any Error>
+        do { result = .success(try await body(ready, read)) } catch { result = .failure(error) }
+        ready.stop()
+        read.stop()
+        await readyTask.value
+        await readTask.value
+        return try result.get()
     }
 
     /// Waits until `/readyz` answers 200; returns the seconds it took, or `nil` at the deadline.

@@ -197,6 +197,13 @@ enum FailoverRow {
             let other = all.flatMap { $0.byStatus.keys }.filter { $0 != 200 && $0 != 503 }
             report.check("API: only 200 or 503 (\(Set(other).sorted().map(String.init).joined(separator: ",")))", other.isEmpty)
             report.check("API: every call answered", all.allSatisfy { $0.noAnswer == 0 })
+            let unanswered = probes.flatMap { probe in
+                probe.recorded.filter { $0.answer.status == nil }.map {
+                    "\(probe.name) at fault" + String(format: "%+.2f s", $0.startedAt.timeIntervalSince(fault)) + ": "
+                        + String(($0.answer.failure ?? "?").prefix(80))
+                }
+            }
+            if !unanswered.isEmpty { report.figure("API calls without an answer", unanswered.joined(separator: "; ")) }
             report.check("API: 200 after the fault", afterwards.calls > 0 && afterwards.byStatus[200] == afterwards.calls)
             // When the API was steadily 200 again: the start of the first call after the last other answer.
             let samples = probes.flatMap { probe in probe.recorded.map { (probe.name, $0) } }.sorted { $0.1.startedAt < $1.1.startedAt }
