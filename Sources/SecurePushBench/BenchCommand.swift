@@ -16,7 +16,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "securepush-bench",
         abstract: "Measure SecurePush's drain throughput and commit-to-push latency on a real PostgreSQL.",
-        subcommands: [DrainBench.self, LatencyBench.self]
+        subcommands: [DrainBench.self, LatencyBench.self, DeviceSimulator.self]
     )
 }
 

@@ -69,17 +69,14 @@ struct LatencyBench: AsyncParsableCommand {
                 for (id, commit) in committed {
                     if let pushed = pushes[id] { latencies.append(Double(pushed - commit) / 1000) }
                 }
-                latencies.sort()
-                func percentile(_ p: Double) -> Double {
-                    latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
-                }
+                let percentile = Percentiles(latencies)
                 print(
                     String(
                         format:
                             "latency offered_per_s=%d achieved_per_s=%.0f inserted=%d producer_s=%.2f pushed=%d schedule_lag_ms=%.2f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f",
                         rate, producer.transactionsPerSecond ?? Double(inserted) / producer.seconds, inserted, producer.seconds, latencies.count,
                         producer.scheduleLagMilliseconds ?? -1,
-                        percentile(0.5), percentile(0.9), percentile(0.99), latencies.last ?? .nan
+                        percentile(0.5), percentile(0.9), percentile(0.99), percentile(1)
                     )
                 )
             }

@@ -10,13 +10,15 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 
 /// Runs `operation`, giving up after `timeout` (or when the caller is cancelled) even if the operation
 /// ignores cancellation: a database call on a connection that died mid-query must not wedge a lane
-/// or a shutdown. The abandoned operation is cancelled and left to finish on its own.
+/// or a shutdown. The abandoned operation is cancelled and left to finish on its own; a value it still
+/// produces goes to `discard` (a connection made too late must be closed, not dropped).
 ///
 /// The deadline is a Dispatch timer that is cancelled (and freed) as soon as the operation finishes. A
 /// sleeping task would not do: a cancelled `Task.sleep` keeps its memory until its original deadline, so
 /// at thousands of calls a second with a 10 s timeout the process grew by tens of megabytes.
 public func withDeadline<T: Sendable>(
     _ timeout: Duration,
+    discard: @escaping @Sendable (T) async -> Void = { _ in },
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = DeadlineRace<T>()
@@ -25,7 +27,8 @@ public func withDeadline<T: Sendable>(
             race.start(continuation)
             let work = Task {
                 do {
-                    race.finish(.success(try await operation()))
+                    let value = try await operation()
+                    if !race.finish(.success(value)) { await discard(value) }
                 } catch {
                     race.finish(.failure(error))
                 }

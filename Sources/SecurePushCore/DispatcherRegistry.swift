@@ -44,6 +44,9 @@ public protocol DispatcherRegistry: Sendable {
     func heartbeat(_ identity: DispatcherIdentity, sent: Int64, failed: Int64, circuits: [CircuitSnapshot], listener: ListenerStatus?) async throws
     /// Marks the process stopped (its circuits are cleared).
     func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws
+    /// How many dispatchers are live: not stopped, and heard from within `within` (the fleet a push rate is
+    /// shared by).
+    func liveDispatchers(within: Duration) async throws -> Int
 }
 
 extension DispatcherRegistry {

@@ -81,6 +81,10 @@ extension Dispatcher {
                 while inFlight >= configuration.concurrency {
                     await collectOne()
                 }
+                // Paced: wait for this push's slot (a shutdown or lease deadline meanwhile is checked below).
+                if let pacer, !isStopping, !lease.hasPassed(at: clock.now) {
+                    _ = await pacer.acquire()
+                }
                 // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted,
                 // a lease deadline meanwhile leaves them to rescue.
                 if isStopping {

@@ -30,6 +30,8 @@ public final class Dispatcher: Service, Sendable {
     let logger: Logger
     /// The circuit breakers of this process's push services.
     public let breakers: CircuitBreakers
+    /// This process's share of `SECUREPUSH_MAX_PUSH_RATE`, when set (the heartbeat keeps the share current).
+    public let pacer: PushPacer?
     private let stopping = Atomic<Bool>(false)
     /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
     let sendDeadline = WakeSignal()
@@ -57,6 +59,7 @@ public final class Dispatcher: Service, Sendable {
         self.workerID = workerID
         self.logger = logger
         self.breakers = CircuitBreakers(policy: configuration.circuitBreaker, endpointPolicies: configuration.endpointPolicies, logger: logger)
+        self.pacer = configuration.maxPushRate.map { PushPacer(fleetRate: $0) }
         self.pushTimers = Dictionary(
             uniqueKeysWithValues: Platform.allCases.map {
                 ($0, Metrics.Timer(label: "securepush_push_duration", dimensions: [("platform", $0.rawValue)]))
@@ -141,7 +144,9 @@ public final class Dispatcher: Service, Sendable {
             // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
             let claimStart = ContinuousClock.now
             do {
-                let (queue, limit, lease, worker) = (self.queue, configuration.batchSize, configuration.leaseDuration, workerID)
+                // Paced, a batch is no larger than the share sends in a quarter of the lease.
+                let limit = pacer?.batchLimit(configuration.batchSize, lease: configuration.leaseDuration) ?? configuration.batchSize
+                let (queue, lease, worker) = (self.queue, configuration.leaseDuration, workerID)
                 batch = try await withDeadline(configuration.databaseTimeout) {
                     try await queue.claim(limit: limit, platforms: platforms, lease: lease, worker: worker)
                 }

@@ -42,6 +42,9 @@ public struct DispatcherConfiguration: Sendable {
     /// The Web Push and WNS allowlists (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`): their
     /// entries name the push services the circuit breakers are kept per.
     public var endpointPolicies = PushEndpointPolicies()
+    /// Pushes per second for the whole fleet (`SECUREPUSH_MAX_PUSH_RATE`), shared among the live dispatchers
+    /// through their heartbeats; `nil`: unpaced.
+    public var maxPushRate: Double?
 
     /// The defaults.
     public init() {}
@@ -52,4 +55,6 @@ public struct DispatcherConfiguration: Sendable {
     public static let batchSizeRange = 1...10_000
     /// Allowed values of `pollInterval` (`SECUREPUSH_POLL_INTERVAL`, `--poll-interval`).
     public static let pollIntervalRange: ClosedRange<Duration> = .milliseconds(10)...(.seconds(300))
+    /// Allowed values of `maxPushRate` (`SECUREPUSH_MAX_PUSH_RATE`; 0 turns pacing off).
+    public static let maxPushRateRange = 0...10_000_000
 }

@@ -11,29 +11,40 @@ public struct HeartbeatService: Service {
     let stats: DispatcherStats
     let interval: Duration
     let circuits: @Sendable () -> [CircuitSnapshot]
+    /// The dispatcher's pacer, whose share follows the count of live dispatchers.
+    let pacer: PushPacer?
     let logger: Logger
 
     /// Creates the service; `circuits` gives the breakers to record (the dispatcher's `breakers.snapshots()`).
     public init(
         registry: any DispatcherRegistry, identity: DispatcherIdentity, stats: DispatcherStats, interval: Duration,
-        circuits: @escaping @Sendable () -> [CircuitSnapshot] = { [] }, logger: Logger
+        circuits: @escaping @Sendable () -> [CircuitSnapshot] = { [] }, pacer: PushPacer? = nil, logger: Logger
     ) {
         self.registry = registry
         self.identity = identity
         self.stats = stats
         self.interval = interval
         self.circuits = circuits
+        self.pacer = pacer
         self.logger = logger
     }
 
     public func run() async throws {
         let (registry, identity, stats, timeout, logger) = (self.registry, self.identity, self.stats, interval * 4, self.logger)
-        let circuits = self.circuits
+        let (circuits, pacer, liveWithin) = (self.circuits, self.pacer, interval * 3)
         try await runPeriodically(every: interval) { _ in
             do {
                 let open = circuits()
                 try await withDeadline(timeout) {
                     try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open, listener: stats.listener)
+                }
+                if let pacer {
+                    let live = try await withDeadline(timeout) { try await registry.liveDispatchers(within: liveWithin) }
+                    if pacer.share(among: live) {
+                        logger.info(
+                            "push rate shared among the live dispatchers",
+                            metadata: ["dispatcher.live": "\(pacer.processes)", "dispatcher.push_rate": "\(Int(pacer.rate.rounded()))"])
+                    }
                 }
             } catch {
                 logger.databaseError("heartbeat failed", error)

@@ -71,6 +71,7 @@ public struct DispatcherAssembly: Sendable {
             stats: stats,
             interval: configuration.heartbeatInterval,
             circuits: { [breakers = dispatcher.breakers] in breakers.snapshots() },
+            pacer: dispatcher.pacer,
             logger: logger
         )
     }

@@ -93,6 +93,8 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_HEARTBEAT_INTERVAL", default: dispatcher.heartbeatInterval, in: .milliseconds(100)...(.seconds(3600)))
         dispatcher.unreadBadge = try values.choice("SECUREPUSH_BADGE", default: "unread", allowed: ["unread", "off"]) == "unread"
         dispatcher.circuitBreaker = try Self.circuitBreaker(values)
+        let maxPushRate = try values.int("SECUREPUSH_MAX_PUSH_RATE", default: 0, in: DispatcherConfiguration.maxPushRateRange)
+        dispatcher.maxPushRate = maxPushRate > 0 ? Double(maxPushRate) : nil
         dispatcher.replicationGate = try values.choice("SECUREPUSH_REPLICATION_GATE", default: "off", allowed: ["on", "off"]) == "on"
         self.dispatcher = dispatcher
 

@@ -91,7 +91,8 @@ public struct DatabaseConnector: Sendable {
         let url = self.url
         let detection = self.detection
         let group = eventLoopGroup
-        return try await withDeadline(url.connectTimeout) {
+        // A connection that completes after the deadline or a cancellation is closed, not dropped open.
+        return try await withDeadline(url.connectTimeout, discard: { try? await $0.close() }) {
             var bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(.milliseconds(url.connectTimeout.wholeMilliseconds))
                 .channelOption(.socketOption(.so_keepalive), value: 1)

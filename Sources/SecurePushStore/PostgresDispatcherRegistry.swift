@@ -28,6 +28,17 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
         )
     }
 
+    public func liveDispatchers(within: Duration) async throws -> Int {
+        let rows = try await database.query(
+            """
+            SELECT count(*)::bigint FROM securepush.dispatchers
+            WHERE stopped_at IS NULL AND last_seen_at > now() - \(within.wholeMilliseconds) * interval '1 millisecond'
+            """
+        )
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
     public func stopped(_ identity: DispatcherIdentity, sent: Int64, failed: Int64) async throws {
         try await database.query(
             """

@@ -19,6 +19,30 @@ struct DeadlineTests {
         }
     }
 
+    @Test("a value produced after the deadline goes to discard (a late connection is closed, not dropped)")
+    func lateValueDiscarded() async throws {
+        let discarded = Mutex<[Int]>([])
+        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await #expect(throws: DeadlineExceeded.self) {
+            try await withDeadline(.milliseconds(50), discard: { value in discarded.withLock { $0.append(value) } }) {
+                // Ignores cancellation, as a connection attempt in flight may: finishes only when let through.
+                await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+                return 7
+            }
+        }
+        #expect(discarded.withLock { $0 }.isEmpty, "nothing produced yet")
+        let clock = ContinuousClock()
+        let limit = clock.now + .seconds(10)
+        var waiting: CheckedContinuation<Void, Never>?
+        while waiting == nil, clock.now < limit {
+            waiting = gate.withLock { $0 }
+            await Task.yield()
+        }
+        waiting?.resume()
+        while discarded.withLock({ $0 }).isEmpty, clock.now < limit { await Task.yield() }
+        #expect(discarded.withLock { $0 } == [7])
+    }
+
     @Test("an operation that outlives the deadline throws DeadlineExceeded, and is cancelled")
     func timeout() async throws {
         let cancelled = Mutex(false)
