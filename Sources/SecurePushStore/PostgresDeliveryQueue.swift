@@ -26,38 +26,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let token = UUID()
         let platformNames = platforms.map(\.rawValue)
         let leaseMilliseconds = lease.wholeMilliseconds
+        // One call of `securepush.claim_deliveries` (migration 010): its plan holds without statistics.
         let rows = try await database.query(
             """
-            WITH c AS MATERIALIZED (
-                SELECT id FROM securepush.deliveries
-                WHERE state = 'pending' AND run_at <= now() AND platform = ANY(\(platformNames)::text[])
-                ORDER BY priority DESC, run_at, id
-                LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
-            ),
-            claimed AS (
-                UPDATE securepush.deliveries d
-                SET state = 'claimed', attempts = d.attempts + 1, lease_token = \(token), claimed_at = now(),
-                    lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond', claimed_by = \(worker)
-                FROM c, securepush.devices dev
-                WHERE d.id = c.id AND dev.id = d.device_id
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options,
-                          dev.active, d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids
-            ),
-            badges AS (
-                -- The badge: each recipient's unread count (capped), computed once per user of the batch, only when enabled.
-                SELECT u.user_id,
-                       (SELECT count(*) FROM (
-                            SELECT 1 FROM securepush.notifications n
-                            WHERE n.user_id = u.user_id AND n.read_at IS NULL AND n.expires_at > now()
-                            LIMIT \(Self.badgeLimit)
-                        ) unread)::bigint AS unread
-                FROM (SELECT DISTINCT user_id FROM claimed) u
-                WHERE \(unreadBadge)
-            )
-            SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
-                   claimed.active, claimed.expires_at, claimed.priority, claimed.attempts, badges.unread, claimed.clear_ids
-            FROM claimed LEFT JOIN badges ON badges.user_id = claimed.user_id
+            SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids
+            FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge))
             """
         )
         var deliveries: [ClaimedDelivery] = []
