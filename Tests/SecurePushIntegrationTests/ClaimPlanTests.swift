@@ -19,7 +19,8 @@ struct ClaimPlanTests {
             try await db.execute("ALTER TABLE securepush.deliveries SET (autovacuum_enabled = false)")
             try await db.execute("ALTER TABLE securepush.notifications SET (autovacuum_enabled = false)")
             try await db.execute(
-                "INSERT INTO securepush.devices (user_id, platform, token) SELECT 'plan-' || g, 'simulated', 'plan-' || g FROM generate_series(1, 20000) g")
+                "INSERT INTO securepush.devices (user_id, platform, token) SELECT 'plan-' || g, 'simulated', 'plan-' || g FROM generate_series(1, 20000) g"
+            )
             try await db.execute(
                 "INSERT INTO securepush.notifications (user_id, payload) SELECT 'plan-' || g, '{}'::jsonb FROM generate_series(1, 20000) g")
             let analysed: Int64 = try await db.scalar(
