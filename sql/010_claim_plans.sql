@@ -17,34 +17,42 @@ CREATE FUNCTION securepush.claim_deliveries(
     id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean,
     expires_at timestamptz, priority smallint, attempts integer, unread bigint, clear_ids uuid[]
 )
-LANGUAGE sql
+LANGUAGE plpgsql
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 SET enable_sort = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 AS $$
+#variable_conflict use_column
+BEGIN
+    -- PL/pgSQL keeps the statement's plan for the session: a claim is not planned again on every call.
+    RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT d.id FROM securepush.deliveries d
         WHERE d.state = 'pending' AND d.run_at <= now() AND d.platform = ANY(p_platforms)
         ORDER BY d.priority DESC, d.run_at, d.id
         LIMIT p_limit
         FOR UPDATE SKIP LOCKED
+    ),
+    claimed AS (
+        UPDATE securepush.deliveries d
+        SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
+            lease_expires_at = now() + p_lease_ms * interval '1 millisecond', claimed_by = p_worker
+        FROM c, securepush.devices dev
+        WHERE d.id = c.id AND dev.id = d.device_id
+        RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
+                  d.expires_at, d.priority, d.attempts,
+                  -- The badge: the recipient's unexpired unread notifications, at most 999 (only when asked for).
+                  CASE WHEN p_badge THEN (
+                      SELECT count(*) FROM (
+                          SELECT 1 FROM securepush.notifications n
+                          WHERE n.user_id = dev.user_id AND n.read_at IS NULL AND n.expires_at > now()
+                          LIMIT 999
+                      ) unread
+                  ) END AS unread,
+                  d.clear_ids
     )
-    UPDATE securepush.deliveries d
-    SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
-        lease_expires_at = now() + p_lease_ms * interval '1 millisecond', claimed_by = p_worker
-    FROM c, securepush.devices dev
-    WHERE d.id = c.id AND dev.id = d.device_id
-    RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text, dev.active, d.expires_at,
-              d.priority, d.attempts,
-              -- The badge: the recipient's unexpired unread notifications, at most 999 (only when asked for).
-              CASE WHEN p_badge THEN (
-                  SELECT count(*) FROM (
-                      SELECT 1 FROM securepush.notifications n
-                      WHERE n.user_id = dev.user_id AND n.read_at IS NULL AND n.expires_at > now()
-                      LIMIT 999
-                  ) unread
-              ) END,
-              d.clear_ids
+    SELECT * FROM claimed;
+END
 $$;

@@ -45,19 +45,22 @@ enum LongTransactionRow {
                 report.figure("claim before", before.text)
                 report.figure("claim during", during.text)
                 report.figure("claim after", after.text)
+                // The figures are of the dispatcher's claim statement: found in every phase, or the match is stale.
+                report.check("the claim statement was found in every phase", [before, during, after].allSatisfy { $0.calls > 0 })
             }
             report.figure("deliveries n_dead_tup before/at end of hold/after", "\(deadBefore)/\(deadDuring)/\(deadAfter)")
         }
     }
 
-    /// The claim statement's calls, mean and max time since the last reset, in this database.
+    /// The claim statement's calls (the call of `securepush.claim_deliveries`), mean and max time since the
+    /// last reset, in this database.
     static func claimStats(_ database: ChaosDatabase) async throws -> ClaimStats {
         try await database.with { connection in
             let rows = try await connection.query(
                 """
                 SELECT coalesce(sum(calls), 0)::int8, coalesce(sum(total_exec_time), 0)::float8, coalesce(max(max_exec_time), 0)::float8
                 FROM pg_stat_statements
-                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'WITH c AS MATERIALIZED%'
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE '%securepush.claim_deliveries(%'
                 """, logger: database.logger)
             for try await (calls, total, maximum) in rows.decode((Int64, Double, Double).self) {
                 return ClaimStats(calls: calls, meanMilliseconds: calls > 0 ? total / Double(calls) : 0, maxMilliseconds: maximum)
