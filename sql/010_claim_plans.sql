@@ -5,7 +5,8 @@
 -- (a bitmap scan and an external sort, per claim: 0.2 s per claim at 50,000 pending), and it rescanned
 -- the badge's per-user counts once per claimed row (500 × 250 counts in a claim of 500). Here the claim
 -- walks `deliveries_claim_idx` in its order and stops at the limit, and the badge is counted once per
--- claimed delivery from `notifications_unread_idx`, whatever the statistics say. The statement is
+-- user of the batch from `notifications_unread_idx` and looked up per row in a map, whatever the
+-- statistics say. The statement is
 -- planned for any limit (a function's parameters are not known to the planner, which then guesses a tenth
 -- of the table), and on that guess it hashed every delivery to join a claim of 50. So sequential scans,
 -- bitmap scans, sorts, hash and merge joins are turned off for this function's statement only: every step
@@ -42,17 +43,24 @@ BEGIN
         FROM c, securepush.devices dev
         WHERE d.id = c.id AND dev.id = d.device_id
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
-                  d.expires_at, d.priority, d.attempts,
-                  -- The badge: the recipient's unexpired unread notifications, at most 999 (only when asked for).
-                  CASE WHEN p_badge THEN (
-                      SELECT count(*) FROM (
-                          SELECT 1 FROM securepush.notifications n
-                          WHERE n.user_id = dev.user_id AND n.read_at IS NULL AND n.expires_at > now()
-                          LIMIT 999
-                      ) unread
-                  ) END AS unread,
-                  d.clear_ids
+                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids
+    ),
+    -- The badge: each recipient's unexpired unread notifications (at most 999), counted once per user of
+    -- the batch (only when asked for), into one map looked up per claimed row (no join to plan).
+    badges AS MATERIALIZED (
+        SELECT jsonb_object_agg(u.user_id, (
+                   SELECT count(*) FROM (
+                       SELECT 1 FROM securepush.notifications n
+                       WHERE n.user_id = u.user_id AND n.read_at IS NULL AND n.expires_at > now()
+                       LIMIT 999
+                   ) unread)) AS counts
+        FROM (SELECT DISTINCT claimed.user_id FROM claimed) u
+        WHERE p_badge
     )
-    SELECT * FROM claimed;
+    SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
+           claimed.active, claimed.expires_at, claimed.priority, claimed.attempts,
+           ((SELECT b.counts FROM badges b) ->> claimed.user_id)::bigint,
+           claimed.clear_ids
+    FROM claimed;
 END
 $$;

@@ -17,7 +17,7 @@ struct LatencyBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latency", abstract: "Commit-to-push latency with pgbench inserting at a fixed rate.")
 
-    @Option(help: "Offered inserts per second (pgbench -R); 0: as fast as the clients commit.") var rate = 1000
+    @Option(help: "Offered inserts per second (pgbench -R).") var rate = 1000
     @Option(help: "Seconds to offer load (pgbench -T).") var seconds = 10
     @Option(help: "pgbench clients (connections) inserting.") var producerClients = 8
     @Option(help: "The pgbench binary.") var pgbench = "pgbench"
@@ -111,9 +111,10 @@ struct Producer {
         defer { try? FileManager.default.removeItem(at: script) }
         // A producer that falls more than a second behind the schedule skips those inserts (pgbench
         // counts them) instead of running on past the duration to catch up.
-        let pacing = rate > 0 ? ["-R", String(rate), "--latency-limit", "1000"] : []
-        let arguments =
-            ["-n", "-f", script.path, "-T", String(seconds)] + pacing + ["-c", String(clients), "-j", String(min(clients, 2)), url]
+        let arguments = [
+            "-n", "-f", script.path, "-R", String(rate), "-T", String(seconds), "--latency-limit", "1000", "-c", String(clients), "-j",
+            String(min(clients, 2)), url,
+        ]
         let clock = ContinuousClock()
         let start = clock.now
         let output = try await Task.detached { try Self.execute(pgbench, arguments) }.value
