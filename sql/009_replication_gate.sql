@@ -1,4 +1,4 @@
--- The replication gate, and the LISTEN connection's state in the heartbeat (at the end). The gate (`SECUREPUSH_REPLICATION_GATE=on`): a dispatcher sends a claimed batch only once
+-- The replication gate (`SECUREPUSH_REPLICATION_GATE=on`): a dispatcher sends a claimed batch only once
 -- the synchronous standbys have flushed the WAL up to a position read after the claim. Every notification
 -- the claim saw was committed at or before that position, so a push never announces a commit that a
 -- failover could take back (a producer's commit is visible on the primary before its synchronous standby
@@ -34,8 +34,3 @@ BEGIN
     END LOOP;
 END
 $$;
-
--- The LISTEN connection's state in each dispatcher's heartbeat, for /status: whether it is connected and
--- when it last heard from the database (a notification or a liveness probe).
-ALTER TABLE securepush.dispatchers ADD COLUMN listener_connected boolean;
-ALTER TABLE securepush.dispatchers ADD COLUMN listener_heard_at timestamptz;
