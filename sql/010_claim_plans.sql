@@ -13,7 +13,7 @@
 -- is an index lookup or an ordered index walk (they are still possible where nothing else is; they just
 -- never win on a guess).
 CREATE FUNCTION securepush.claim_deliveries(
-    p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean
+    p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer
 ) RETURNS TABLE (
     id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean,
     expires_at timestamptz, priority smallint, attempts integer, unread bigint, clear_ids uuid[]
@@ -45,14 +45,14 @@ BEGIN
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
                   d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids
     ),
-    -- The badge: each recipient's unexpired unread notifications (at most 999), counted once per user of
+    -- The badge: each recipient's unexpired unread notifications (at most p_badge_limit), counted once per user of
     -- the batch (only when asked for), into one map looked up per claimed row (no join to plan).
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, (
                    SELECT count(*) FROM (
                        SELECT 1 FROM securepush.notifications n
                        WHERE n.user_id = u.user_id AND n.read_at IS NULL AND n.expires_at > now()
-                       LIMIT 999
+                       LIMIT p_badge_limit
                    ) unread)) AS counts
         FROM (SELECT DISTINCT claimed.user_id FROM claimed) u
         WHERE p_badge

@@ -77,8 +77,7 @@ public final class PushPacer: Sendable {
     /// The most deliveries worth claiming at once: what this share sends in a quarter of `lease`, so a
     /// paced batch is sent well inside its lease (at least 1, at most `limit`).
     public func batchLimit(_ limit: Int, lease: Duration) -> Int {
-        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        return min(limit, max(1, Int(rate * seconds / 4)))
+        min(limit, max(1, Int(rate * lease.secondsDouble / 4)))
     }
 
     private static func capacity(_ rate: Double) -> Double { max(1, rate * 0.05) }

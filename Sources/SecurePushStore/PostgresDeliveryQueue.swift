@@ -30,7 +30,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let rows = try await database.query(
             """
             SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids
-            FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge))
+            FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
+                 \(Self.badgeLimit)::integer)
             """
         )
         var deliveries: [ClaimedDelivery] = []

@@ -49,7 +49,7 @@ struct ClaimPlanTests {
                 try await connection.query("BEGIN", logger: db.logger)
                 let before = try await counts()
                 let claimed = try await connection.query(
-                    "SELECT count(*)::bigint, count(unread)::bigint FROM securepush.claim_deliveries(50, '{simulated}', 30000, \(UUID()), \(UUID()), true)",
+                    "SELECT count(*)::bigint, count(unread)::bigint FROM securepush.claim_deliveries(50, '{simulated}', 30000, \(UUID()), \(UUID()), true, \(Int32(PostgresDeliveryQueue.badgeLimit)))",
                     logger: db.logger
                 ).collect()[0].decode((Int64, Int64).self)
                 let after = try await counts()
