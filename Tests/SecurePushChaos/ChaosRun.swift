@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PostgresNIO
+import SecurePushFakes
 
 /// Runs one row: fakes up, database migrated, real `securepush serve` processes (by default `p1` with the
 /// API and a dispatcher, `p2` a dispatcher; see `RowPlan.Layout`), devices registered through the API, the producer running, the
@@ -199,28 +200,8 @@ func log(_ message: String) {
     FileHandle.standardError.write(Data("[chaos] \(message)\n".utf8))
 }
 
-/// A free TCP port on 127.0.0.1.
+/// A free TCP port on 127.0.0.1, below the ephemeral range (`LoopbackPort.free()`).
 func freePort() throws -> Int {
-    // Below the kernel's ephemeral range (32768 and up here), so no process bound to port 0 (the dispatchers'
-    // operations listeners) or outgoing connection can take the port between this check and the bind.
-    for _ in 0..<100 {
-        let candidate = Int.random(in: 10_000...32_000)
-        if try portIsFree(candidate) { return candidate }
-    }
-    throw ChaosError("no free port between 10000 and 32000")
-}
-
-/// Whether `port` on 127.0.0.1 can be bound now.
-func portIsFree(_ port: Int) throws -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw ChaosError("socket() failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    return bound == 0
+    guard let port = LoopbackPort.free() else { throw ChaosError("no free port between 10000 and 32000") }
+    return port
 }

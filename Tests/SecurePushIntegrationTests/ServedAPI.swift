@@ -1,27 +1,10 @@
 import Foundation
+import SecurePushFakes
 import SecurePushTestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// A TCP port on 127.0.0.1 that nothing is bound to now, below the kernel's ephemeral range (32768 and up
-/// here), so no process bound to port 0 or outgoing connection takes it before the server binds it.
+/// A TCP port on 127.0.0.1 that nothing is bound to now, below the ephemeral range (`LoopbackPort.free()`).
 func freeTCPPort() -> Int {
-    for _ in 0..<100 {
-        let candidate = Int.random(in: 10_000...32_000)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(candidate).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        _ = close(descriptor)
-        if bound == 0 { return candidate }
-    }
-    return Int.random(in: 10_000...32_000)
+    LoopbackPort.free() ?? Int.random(in: 10_000...32_000)
 }
 
 /// Runs the real binary as `securepush serve --role <role>` (the API by default) on a random port against

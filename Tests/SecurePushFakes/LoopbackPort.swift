@@ -1,0 +1,36 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// TCP ports on 127.0.0.1 for servers the tests and drivers start.
+public enum LoopbackPort {
+    /// A port nothing is bound to now, below the kernel's ephemeral range (32768 and up here), so no process
+    /// bound to port 0 (a dispatcher's operations listener) or outgoing connection takes it between this
+    /// check and the server's bind; `nil` after 100 tries.
+    public static func free() -> Int? {
+        for _ in 0..<100 {
+            let candidate = Int.random(in: 10_000...32_000)
+            if isFree(candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Whether `port` on 127.0.0.1 can be bound now.
+    public static func isFree(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return bound == 0
+    }
+}
