@@ -62,8 +62,9 @@ struct DispatcherCircuitTests {
         try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider, healthy], configuration: Self.configuration()) {
             dispatcher, _ in
             storm.dispatcher.withLock { $0 = dispatcher }
-            // Added once the storm can see the dispatcher: the queue was empty until now.
-            let ids = (0..<10).map { _ in queue.add() } + [queue.add(platform: .fcm)]
+            // Added once the storm can see the dispatcher: the queue was empty until now. The ten arrive together
+            // (one claim takes them all, as one committed statement's rows), however slowly the lane runs.
+            let ids = queue.add(count: 10) + [queue.add(platform: .fcm)]
             added.withLock { $0 = ids }
             try await DispatcherLaneTests.eventually("all sent") { queue.finished.count == ids.count }
             #expect(dispatcher.breakers.snapshots().isEmpty, "closed again")

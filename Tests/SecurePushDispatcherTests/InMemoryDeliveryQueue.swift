@@ -25,11 +25,30 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
     @discardableResult
     func add(platform: Platform = .simulated, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
         let id = UUID()
-        let target = PushTarget(deviceID: UUID(), platform: platform, token: token ?? "token-\(id)")
-        let push = Push(notificationID: NotificationID(UUID()), target: target, expiresAt: Date().addingTimeInterval(expiresIn), attempt: 0)
-        rows.withLock { $0[id] = Row(delivery: ClaimedDelivery(id: id, push: push, deviceActive: deviceActive)) }
+        let row = Self.pendingRow(id, platform: platform, token: token, expiresIn: expiresIn, deviceActive: deviceActive)
+        rows.withLock { $0[id] = row }
         order.withLock { $0.append(id) }
         return id
+    }
+
+    /// Adds `count` pending deliveries of `platform` at once, as one committed statement would: a claim sees
+    /// all of them or none. Returns their ids in claim order.
+    func add(count: Int, platform: Platform = .simulated) -> [UUID] {
+        let ids = (0..<count).map { _ in UUID() }
+        rows.withLock { rows in
+            for id in ids { rows[id] = Self.pendingRow(id, platform: platform) }
+        }
+        // Claims find rows through `order`: appending the ids together makes them visible together.
+        order.withLock { $0.append(contentsOf: ids) }
+        return ids
+    }
+
+    private static func pendingRow(
+        _ id: UUID, platform: Platform, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true
+    ) -> Row {
+        let target = PushTarget(deviceID: UUID(), platform: platform, token: token ?? "token-\(id)")
+        let push = Push(notificationID: NotificationID(UUID()), target: target, expiresAt: Date().addingTimeInterval(expiresIn), attempt: 0)
+        return Row(delivery: ClaimedDelivery(id: id, push: push, deviceActive: deviceActive))
     }
 
     /// Adds a row the next claim returns as rejected (as an unknown platform in the database would be).

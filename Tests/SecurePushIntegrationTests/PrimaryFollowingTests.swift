@@ -61,8 +61,11 @@ struct PrimaryFollowingTests {
                 try await db.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(db.url.database) AND application_name = 'securepush-api'"
                 )
-                try await eventually("/readyz answers 503", timeout: .seconds(20)) {
-                    (try? await DispatcherOperationsTests.get(port, "/readyz"))?.status == 503
+                // Right after the cut, /readyz may first say the database is unreachable (its own session was
+                // among those cut); it must come to name the read-only node.
+                try await eventually("/readyz answers 503 naming the read-only node", timeout: .seconds(20)) {
+                    guard let ready = try? await DispatcherOperationsTests.get(port, "/readyz"), ready.status == 503 else { return false }
+                    return ready.body.contains("read-only") || ready.body.contains("writable primary")
                 }
                 let ready = try await DispatcherOperationsTests.get(port, "/readyz")
                 #expect(ready.body.contains("read-only") || ready.body.contains("writable primary"), "\(ready.body)")
