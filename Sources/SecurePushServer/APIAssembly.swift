@@ -21,7 +21,7 @@ public struct APIAssembly: Sendable {
         let migrator = Migrator(migrations: try Migration.bundled())
         let stores = APIStores(
             devices: DeviceStore(client: client, logger: logger),
-            notifications: NotificationStore(client: client, logger: logger),
+            notifications: NotificationStore(client: client, logger: logger, readStatements: configuration.readStatements),
             status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
             security: SecurityStore(client: client, logger: logger),
             pendingMigrations: { try await migrator.pending(client: client, logger: logger) },

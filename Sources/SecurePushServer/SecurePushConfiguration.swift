@@ -12,6 +12,9 @@ public struct SecurePushConfiguration: Sendable {
     public var role: ServerRole
     public var dispatcher: DispatcherConfiguration
     public var databasePoolSize: Int
+    /// Device fetch statements one API process runs at once (`SECUREPUSH_READ_STATEMENTS`); the fetches
+    /// that arrive meanwhile share the next ones.
+    public var readStatements: Int
     /// Whether the dispatcher's claims and outcomes wait for a WAL flush (`SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT`).
     public var dispatcherSynchronousCommit: Bool
     /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`).
@@ -99,6 +102,8 @@ public struct SecurePushConfiguration: Sendable {
         self.dispatcher = dispatcher
 
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)
+        self.readStatements = try values.int(
+            "SECUREPUSH_READ_STATEMENTS", default: NotificationStore.defaultReadStatements, in: 1...databasePoolSize)
         self.dispatcherSynchronousCommit =
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
         // Unset means the simulated platform; set but empty means none (which `serve` refuses for a dispatcher).

@@ -15,33 +15,56 @@ extension NotificationStore {
     /// Returns the payloads of the device user's notifications among `ids`, in the order given (give each
     /// id once), and records in the same statement the first read (`read_at`, `read_by_device`) of each and
     /// this device's first fetch (`securepush.fetches`). Another user's notification is `notFound`, exactly
-    /// like an unknown id, and is not touched. Rows are locked in id order, so concurrent fetches of
-    /// overlapping sets cannot deadlock.
+    /// like an unknown id, and is not touched. Fetches that arrive together share one statement
+    /// (`ReadBatcher`); rows are locked in one index walk, so concurrent fetches of overlapping sets cannot
+    /// deadlock.
     public func fetch(ids: [UUID], as proof: DeviceProof) async throws -> DeviceAccess<[FetchedNotification]> {
+        try await reads.fetch(ReadBatcher.Request(proof: proof, ids: ids)) { [database] requests in
+            try await Self.fetch(requests, database: database)
+        }
+    }
+
+    /// One call of `securepush.device_fetch_batch` for `requests`: one access per request, in their order.
+    static func fetch(_ requests: [ReadBatcher.Request], database: StoreDatabase) async throws -> [DeviceAccess<[FetchedNotification]>] {
+        var keys: [String] = []
+        var keyRequests: [Int32] = []
+        var idRequests: [Int32] = []
+        var ids: [UUID] = []
+        for (index, request) in requests.enumerated() {
+            keys += request.proof.throttleKeys
+            keyRequests += Array(repeating: Int32(index + 1), count: request.proof.throttleKeys.count)
+            ids += request.ids
+            idRequests += Array(repeating: Int32(index + 1), count: request.ids.count)
+        }
         let rows = try await database.query(
             """
-            SELECT user_id, blocked_for, id, owned, live, payload, created_at, read_at
-            FROM securepush.device_fetch(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(ids)::uuid[])
+            SELECT req, user_id, blocked_for, id, owned, live, payload, created_at, read_at
+            FROM securepush.device_fetch_batch(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
+                                               \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
             """
         )
-        var session: (userID: String?, blockedFor: Double?)?
-        var results: [FetchedNotification] = []
-        results.reserveCapacity(ids.count)
-        for try await row in rows.decode((String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?).self) {
-            let (userID, blockedFor, id, owned, live, payload, createdAt, readAt) = row
+        var sessions = [(userID: String?, blockedFor: Double?)?](repeating: nil, count: requests.count)
+        var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
+        for try await row in rows.decode((Int32, String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?).self) {
+            let (req, userID, blockedFor, id, owned, live, payload, createdAt, readAt) = row
+            let index = Int(req) - 1
+            guard requests.indices.contains(index) else { continue }
             guard let id else {
-                session = (userID, blockedFor)
+                sessions[index] = (userID, blockedFor)
                 continue
             }
-            let result: ReadResult
             if let payload, let createdAt, live == true {
-                result = .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
+                found[index][id] = .found(StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt))
             } else {
-                result = owned == true ? .gone : .notFound
+                found[index][id] = owned == true ? .gone : .notFound
             }
-            results.append(FetchedNotification(id: id, result: result))
         }
-        return .from(userID: session?.userID, blockedFor: session?.blockedFor, deviceID: proof.deviceID, value: results)
+        return requests.enumerated().map { index, request in
+            let session = sessions[index]
+            return .from(
+                userID: session?.userID, blockedFor: session?.blockedFor, deviceID: request.proof.deviceID,
+                value: request.ids.map { FetchedNotification(id: $0, result: found[index][$0] ?? .notFound) })
+        }
     }
 
     /// The device user's unexpired notifications (only unread ones when asked), newest first, after

@@ -71,11 +71,19 @@ public struct ListCursor: Sendable, Hashable {
 /// Reads notifications for their owner's devices.
 public struct NotificationStore: Sendable {
     let database: StoreDatabase
+    let reads: ReadBatcher
 
-    /// Creates the store on an injected client.
-    public init(client: any DatabaseClient, logger: Logger) {
+    /// Creates the store on an injected client; at most `readStatements` device fetches run at once,
+    /// and the fetches that arrive meanwhile share the next statements (`ReadBatcher`).
+    public init(client: any DatabaseClient, logger: Logger, readStatements: Int = NotificationStore.defaultReadStatements) {
         self.database = StoreDatabase(client: client, logger: logger)
+        self.reads = ReadBatcher(statements: readStatements)
     }
+
+    /// Fetch statements at once by default: two, so one statement waiting on a row lock does not hold up
+    /// every read, and few enough that a storm's fetches gather into large statements. On a database
+    /// that shares its 2 cores with the API (ops/bench), one does best.
+    public static let defaultReadStatements = 2
 
     /// Purges payloads of expired notifications and, when `afterRead` is set, of notifications read that long ago.
     public func purgePayloads(afterRead: Duration?) async throws -> Int {
