@@ -17,7 +17,7 @@ struct LatencyBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latency", abstract: "Commit-to-push latency with pgbench inserting at a fixed rate.")
 
-    @Option(help: "Offered inserts per second (pgbench -R).") var rate = 1000
+    @Option(help: "Offered inserts per second (pgbench -R); 0: as fast as the producers can commit.") var rate = 1000
     @Option(help: "Seconds to offer load (pgbench -T).") var seconds = 10
     @Option(help: "pgbench clients (connections) inserting.") var producerClients = 8
     @Option(help: "The pgbench binary.") var pgbench = "pgbench"
@@ -111,10 +111,9 @@ struct Producer {
         defer { try? FileManager.default.removeItem(at: script) }
         // A producer that falls more than a second behind the schedule skips those inserts (pgbench
         // counts them) instead of running on past the duration to catch up.
-        let arguments = [
-            "-n", "-f", script.path, "-R", String(rate), "-T", String(seconds), "--latency-limit", "1000", "-c", String(clients), "-j",
-            String(min(clients, 2)), url,
-        ]
+        let pace = rate > 0 ? ["-R", String(rate), "--latency-limit", "1000"] : []
+        let arguments =
+            ["-n", "-f", script.path, "-T", String(seconds)] + pace + ["-c", String(clients), "-j", String(min(clients, 2)), url]
         let clock = ContinuousClock()
         let start = clock.now
         let output = try await Task.detached { try Self.execute(pgbench, arguments) }.value
@@ -129,17 +128,11 @@ struct Producer {
     }
 
     private static func execute(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable.contains("/") ? executable : "/usr/bin/env")
-        process.arguments = executable.contains("/") ? arguments : [executable] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("pgbench exited with status \(process.terminationStatus)") }
-        return String(decoding: data, as: UTF8.self)
+        do {
+            return try CleanSpawn.run(executable, arguments)
+        } catch let failure as CleanSpawn.Failure {
+            throw ValidationError("pgbench: \(failure.description)")
+        }
     }
 }
 

@@ -15,11 +15,16 @@ public protocol DeliveryQueue: Sendable {
     /// Waits until what a claim just saw is safe from a failover (the synchronous standbys flushed past it),
     /// at most `timeout`; false when it is not by then. Queues without replication answer true at once.
     func awaitReplication(timeout: Duration) async throws -> Bool
+    /// Says that dispatcher `worker` is about to wait for a wake-up: producers notify only while some
+    /// dispatcher does (a claim that finds work clears it). Queues that always wake do nothing.
+    func awaitWakeup(worker: UUID) async throws
 }
 
 extension DeliveryQueue {
     /// No replication to wait for.
     public func awaitReplication(timeout: Duration) async throws -> Bool { true }
+    /// Every change wakes the dispatchers: nothing to say.
+    public func awaitWakeup(worker: UUID) async throws {}
 
     /// Returns unstarted claimed deliveries to pending at once, without counting an attempt.
     public func release(_ deliveryIDs: [UUID], leaseToken: UUID) async throws -> Int {

@@ -129,6 +129,9 @@ public final class Dispatcher: Service, Sendable {
 
     private func runLane(_ lane: Int) async {
         var claimFailures = 0
+        // Empty claims in a row, and whether this lane said it waits for a wake-up since it last found work.
+        var emptyClaims = 0
+        var awaitingWakeup = false
         let served = self.platforms
         while !isStopping {
             let seen = signal.generation
@@ -158,12 +161,42 @@ public final class Dispatcher: Service, Sendable {
                 continue
             }
             if batch.isEmpty {
-                await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
+                // Just drained: poll for a moment (producers do not notify a dispatcher that has work). Then
+                // say that this one waits for a wake-up and claim once more before waiting for it.
+                if let poll = Self.idlePoll(afterEmptyClaims: emptyClaims) {
+                    emptyClaims += 1
+                    await signal.wait(since: seen, timeout: max(min(poll, idle), .milliseconds(1)))
+                } else if !awaitingWakeup {
+                    awaitingWakeup = true
+                    await announceAwaitingWakeup(lane: lane)
+                } else {
+                    await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
+                }
                 continue
             }
+            emptyClaims = 0
+            awaitingWakeup = false
             let lease = LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration)
             if configuration.replicationGate, await !replicated(batch, lease: lease, lane: lane) { continue }
             await process(batch, lease: lease)
+        }
+    }
+
+    /// How long a lane that found nothing polls before its next claim, after `afterEmptyClaims` empty
+    /// claims in a row: 1, 2, 4 ... 128 ms, then `nil` (it waits for a wake-up). About a quarter of a second
+    /// of polling in all, so a fleet that keeps finding work is never notified (migration 013).
+    static func idlePoll(afterEmptyClaims count: Int) -> Duration? {
+        count < 8 ? .milliseconds(1 << count) : nil
+    }
+
+    /// Tells the queue this dispatcher waits for a wake-up. If that fails the lane still waits: its
+    /// fallback poll finds what a producer did not announce.
+    private func announceAwaitingWakeup(lane: Int) async {
+        let (queue, worker) = (self.queue, workerID)
+        do {
+            try await withDeadline(configuration.databaseTimeout) { try await queue.awaitWakeup(worker: worker) }
+        } catch {
+            logger.databaseError("could not ask for wake-ups; polling instead", error, metadata: ["dispatcher.lane": "\(lane)"])
         }
     }
 

@@ -22,6 +22,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         self.unreadBadge = unreadBadge
     }
 
+    /// Sets the dispatcher's `awaiting_wakeup` (migration 013): producers notify again.
+    public func awaitWakeup(worker: UUID) async throws {
+        try await database.query("SELECT securepush.await_wakeup(\(worker))")
+    }
+
     public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
         let token = UUID()
         let platformNames = platforms.map(\.rawValue)
