@@ -45,7 +45,7 @@ actor ReadBatcher {
         self.idsPerStatement = idsPerStatement
     }
 
-    /// Fetches waiting for a statement (for tests and metrics).
+    /// Fetches waiting for a statement (the tests watch it).
     var waitingCount: Int { waiting.count - waitingStart }
 
     /// Runs `request` in a statement of its own or together with others.
