@@ -46,4 +46,7 @@ public protocol QueueMaintenance: Sendable {
     func deleteRetiredDevices(retention: Duration) async throws -> Int
     /// Deletes security audit rows older than `retention`; returns how many.
     func pruneAuditLog(retention: Duration) async throws -> Int
+    /// Folds the unread-badge rows of the next `users` users after `after` (in user order; `nil`: from the
+    /// first); returns the last user looked at, or `nil` when none was left (the next call starts over).
+    func compactBadges(after: String?, users: Int) async throws -> String?
 }

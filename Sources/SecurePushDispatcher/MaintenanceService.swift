@@ -1,15 +1,20 @@
 import Logging
 import SecurePushCore
+import Synchronization
 import SecurePushStore
 import ServiceLifecycle
 
-/// Periodically rescues expired leases, sweeps expired deliveries and prunes old history.
-/// Every process runs it; its statements are safe to run concurrently.
+/// Periodically rescues expired leases, sweeps expired deliveries, folds the unread-badge rows and prunes
+/// old history. Every process runs it; its statements are safe to run concurrently.
 public struct MaintenanceService: Service {
+    /// Users whose badge rows one round folds.
+    public static let badgeUsersPerRound = 2_000
+
     let maintenance: any QueueMaintenance
     let configuration: DispatcherConfiguration
     let signal: WakeSignal
     let logger: Logger
+    private let badgeCursor = BadgeCursor()
 
     /// Creates the service.
     public init(maintenance: any QueueMaintenance, configuration: DispatcherConfiguration, signal: WakeSignal, logger: Logger) {
@@ -41,6 +46,11 @@ public struct MaintenanceService: Service {
             if expired > 0 {
                 logger.info("expired pending deliveries", metadata: ["queue.expired": "\(expired)"])
             }
+            let after = badgeCursor.user.withLock { $0 }
+            let last = try await withDeadline(timeout) {
+                try await maintenance.compactBadges(after: after, users: Self.badgeUsersPerRound)
+            }
+            badgeCursor.user.withLock { $0 = last }
             if prune {
                 let staleAfter = configuration.deviceStaleAfter
                 let retired = try await withDeadline(timeout) { try await maintenance.retireStaleDevices(staleAfter: staleAfter) }
@@ -63,4 +73,9 @@ public struct MaintenanceService: Service {
             logger.databaseError("maintenance failed", error)
         }
     }
+}
+
+/// Where the next round's badge compaction starts (the user ids are not logged: they are the producers').
+private final class BadgeCursor: Sendable {
+    let user = Mutex<String?>(nil)
 }

@@ -115,4 +115,9 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     public func pruneAuditLog(retention: Duration) async throws -> Int {
         try await database.count("SELECT securepush.prune_audit_log(\(retention.wholeMilliseconds) * interval '1 millisecond')::bigint")
     }
+
+    public func compactBadges(after: String?, users: Int) async throws -> String? {
+        let rows = try await database.query("SELECT securepush.compact_badge_changes(\(after), \(users)::integer)").collect()
+        return try rows.first?.decode(String?.self)
+    }
 }

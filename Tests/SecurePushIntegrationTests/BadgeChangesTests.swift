@@ -1,0 +1,159 @@
+import Foundation
+import PostgresNIO
+import SecurePushCore
+import SecurePushStore
+import SecurePushTestSupport
+import Testing
+
+@Suite("Unread badge rows")
+struct BadgeChangesTests {
+    static let users = ["ada", "ben", "cy", "dee"]
+
+    /// Each user's badge from `securepush.unread_badge` beside the count it stands for, as "user=badge/count".
+    static func badges(_ db: TestDatabase) async throws -> [String] {
+        var lines: [String] = []
+        for user in users {
+            let badge: Int64 = try await db.scalar("SELECT securepush.unread_badge(\(user), 999)")
+            let count: Int64 = try await db.scalar(
+                "SELECT count(*)::bigint FROM securepush.notifications WHERE user_id = \(user) AND read_at IS NULL AND expires_at > now()")
+            lines.append("\(user)=\(badge)/\(count)")
+        }
+        return lines
+    }
+
+    static func expectExact(_ db: TestDatabase, _ step: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for line in try await badges(db) {
+            let parts = line.split(separator: "=")[1].split(separator: "/")
+            #expect(parts[0] == parts[1], "\(step): \(line) (badge/count)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("the badge equals the unread, unexpired count through inserts, reads, expiry changes, deletes and compaction")
+    func exactThroughEveryChange() async throws {
+        try await TestDatabase.with { db in
+            for user in Self.users { try await db.insertDevice(user: user, token: "\(user)-phone") }
+            // One statement for many users and many notifications each, as a broadcast does.
+            try await db.execute(
+                """
+                INSERT INTO securepush.notifications (user_id, payload)
+                SELECT u, '{}' FROM unnest(\(Self.users)::text[]) u, generate_series(1, 5)
+                """)
+            for user in Self.users.prefix(2) { _ = try await db.enqueue(user: user, payload: "{}") }
+            _ = try await db.enqueue(user: "cy", payload: "{}", ttl: "1 hour")
+            try await Self.expectExact(db, "after the inserts")
+            #expect(try await Self.badges(db).first == "ada=6/6")
+
+            // Reads, one of them of a row already read (no change), in one statement.
+            try await db.execute(
+                """
+                UPDATE securepush.notifications SET read_at = coalesce(read_at, now())
+                WHERE id IN (SELECT id FROM securepush.notifications WHERE user_id IN ('ada', 'ben') ORDER BY created_at LIMIT 4)
+                """)
+            try await db.execute(
+                "UPDATE securepush.notifications SET read_at = coalesce(read_at, now()) WHERE user_id = 'ada'")
+            try await Self.expectExact(db, "after the reads")
+            #expect(try await Self.badges(db).first == "ada=0/0")
+
+            // Unread again, moved to another user, expiry moved into the past, payload purged (no change).
+            try await db.execute("UPDATE securepush.notifications SET read_at = NULL WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ada')")
+            try await db.execute("UPDATE securepush.notifications SET user_id = 'dee' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ben' AND read_at IS NULL)")
+            try await db.execute("UPDATE securepush.notifications SET expires_at = now() - interval '1 second' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'cy')")
+            try await db.execute("UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE user_id = 'ada' AND read_at IS NOT NULL")
+            try await Self.expectExact(db, "after the other updates")
+
+            // Deletes of unread and of read rows.
+            try await db.execute("DELETE FROM securepush.notifications WHERE id IN (SELECT id FROM securepush.notifications WHERE user_id = 'dee' LIMIT 3)")
+            try await db.execute("DELETE FROM securepush.notifications WHERE user_id = 'ada' AND read_at IS NOT NULL")
+            try await Self.expectExact(db, "after the deletes")
+
+            let before = try await Self.badges(db)
+            let rowsBefore: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
+            let maintenance = PostgresQueueMaintenance(client: db.client, logger: db.logger)
+            // Two users per call: the cursor walks them in order and says when it is through.
+            #expect(try await maintenance.compactBadges(after: nil, users: 2) == "ben")
+            #expect(try await maintenance.compactBadges(after: "ben", users: 2) == "dee")
+            #expect(try await maintenance.compactBadges(after: "dee", users: 2) == nil)
+            #expect(try await Self.badges(db) == before, "compaction changes no badge")
+            let effective: Int64 = try await db.scalar(
+                "SELECT max(n)::bigint FROM (SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id) c")
+            #expect(effective == 1, "one effective row per user after compaction")
+            let rowsAfter: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
+            #expect(rowsAfter < rowsBefore, "\(rowsBefore) rows before compaction, \(rowsAfter) after")
+            let zero: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE change = 0")
+            #expect(zero == 0)
+        }
+    }
+
+    @Test("a notification leaves the badge when it expires, with nothing written at that moment")
+    func expiryWithoutWrites() async throws {
+        try await TestDatabase.with { db in
+            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "1 hour")
+            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "300 milliseconds")
+            #expect(try await Self.badges(db).first == "ada=2/2")
+            let rows: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
+            try await db.eventually("the short notification expired") {
+                try await db.scalar("SELECT count(*) = 1 FROM securepush.notifications WHERE expires_at <= now()")
+            }
+            #expect(try await Self.badges(db).first == "ada=1/1")
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes") == rows)
+            // Deleting the expired row (as pruning does) writes nothing and changes nothing.
+            try await db.execute("DELETE FROM securepush.notifications WHERE expires_at <= now()")
+            #expect(try await Self.badges(db).first == "ada=1/1")
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes") == rows)
+        }
+    }
+
+    @Test("producers, readers and compactions at once leave every badge exact")
+    func concurrentWriters() async throws {
+        try await TestDatabase.with { db in
+            let maintenance = PostgresQueueMaintenance(client: db.client, logger: db.logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for user in Self.users {
+                    group.addTask {
+                        for _ in 0..<30 { _ = try await db.enqueue(user: user, payload: "{}") }
+                    }
+                    group.addTask {
+                        for _ in 0..<20 {
+                            try await db.execute(
+                                """
+                                UPDATE securepush.notifications SET read_at = now()
+                                WHERE id = (SELECT id FROM securepush.notifications WHERE user_id = \(user) AND read_at IS NULL LIMIT 1)
+                                """)
+                        }
+                    }
+                }
+                for _ in 0..<2 {
+                    group.addTask {
+                        for _ in 0..<20 {
+                            var cursor: String? = nil
+                            repeat { cursor = try await maintenance.compactBadges(after: cursor, users: 1) } while cursor != nil
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await Self.expectExact(db, "after the concurrent run")
+            let reads: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.notifications WHERE read_at IS NOT NULL")
+            #expect(reads > 0, "the readers read")
+        }
+    }
+
+    @Test("a database with notifications migrated across 014 gets every user's badge rows")
+    func backfill() async throws {
+        try await TestDatabase.withEmpty { db in
+            let all = try Migration.bundled()
+            _ = try await Migrator(migrations: all.filter { $0.version < 14 }).migrate(client: db.client, logger: db.logger)
+            try await db.execute(
+                """
+                INSERT INTO securepush.notifications (user_id, payload, expires_at, read_at)
+                SELECT u, '{}', now() + (g || ' hours')::interval, CASE WHEN g % 3 = 0 THEN now() END
+                FROM unnest(\(Self.users)::text[]) u, generate_series(1, 7) g
+                """)
+            try await db.execute(
+                "INSERT INTO securepush.notifications (user_id, payload, expires_at) VALUES ('ada', '{}', now() - interval '1 minute')")
+            _ = try await Migrator(migrations: all).migrate(client: db.client, logger: db.logger)
+            try await Self.expectExact(db, "after the migration")
+            #expect(try await Self.badges(db).first == "ada=5/5")
+        }
+    }
+}
