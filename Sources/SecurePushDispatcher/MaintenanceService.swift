@@ -1,8 +1,8 @@
 import Logging
 import SecurePushCore
-import Synchronization
 import SecurePushStore
 import ServiceLifecycle
+import Synchronization
 
 /// Periodically rescues expired leases, sweeps expired deliveries, folds the unread-badge rows and prunes
 /// old history. Every process runs it; its statements are safe to run concurrently.

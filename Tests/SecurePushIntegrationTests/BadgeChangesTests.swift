@@ -55,14 +55,22 @@ struct BadgeChangesTests {
             #expect(try await Self.badges(db).first == "ada=0/0")
 
             // Unread again, moved to another user, expiry moved into the past, payload purged (no change).
-            try await db.execute("UPDATE securepush.notifications SET read_at = NULL WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ada')")
-            try await db.execute("UPDATE securepush.notifications SET user_id = 'dee' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ben' AND read_at IS NULL)")
-            try await db.execute("UPDATE securepush.notifications SET expires_at = now() - interval '1 second' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'cy')")
-            try await db.execute("UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE user_id = 'ada' AND read_at IS NOT NULL")
+            try await db.execute(
+                "UPDATE securepush.notifications SET read_at = NULL WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ada')"
+            )
+            try await db.execute(
+                "UPDATE securepush.notifications SET user_id = 'dee' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'ben' AND read_at IS NULL)"
+            )
+            try await db.execute(
+                "UPDATE securepush.notifications SET expires_at = now() - interval '1 second' WHERE id = (SELECT min(id::text)::uuid FROM securepush.notifications WHERE user_id = 'cy')"
+            )
+            try await db.execute(
+                "UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE user_id = 'ada' AND read_at IS NOT NULL")
             try await Self.expectExact(db, "after the other updates")
 
             // Deletes of unread and of read rows.
-            try await db.execute("DELETE FROM securepush.notifications WHERE id IN (SELECT id FROM securepush.notifications WHERE user_id = 'dee' LIMIT 3)")
+            try await db.execute(
+                "DELETE FROM securepush.notifications WHERE id IN (SELECT id FROM securepush.notifications WHERE user_id = 'dee' LIMIT 3)")
             try await db.execute("DELETE FROM securepush.notifications WHERE user_id = 'ada' AND read_at IS NOT NULL")
             try await Self.expectExact(db, "after the deletes")
 
