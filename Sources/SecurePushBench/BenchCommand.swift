@@ -45,7 +45,7 @@ struct BenchDatabase {
             defer { group.cancelAll() }
             try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
             try await client.query(
-                "TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications, securepush.devices, securepush.dispatchers",
+                "TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications, securepush.devices, securepush.dispatchers, securepush.badge_changes",
                 logger: logger
             )
             return try await body(client)

@@ -91,61 +91,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             }
             infos.append(completion.outcome.detail)
         }
-        let (retry, sent, tokenInvalid, cancelled) = (
-            DeliveryOutcome.Kind.retry.rawValue, DeliveryOutcome.Kind.sent.rawValue,
-            DeliveryOutcome.Kind.tokenInvalid.rawValue, DeliveryOutcome.Kind.cancelled.rawValue
-        )
+        // securepush.complete_deliveries (sql/015): a retry goes back to pending, any other outcome to the history.
         return try await database.count(
             """
-            WITH r AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[], \(infos)::text[], \(answeredAgo)::bigint[])
-                    AS r(id, outcome, delay_ms, info, answered_ago_us)
-            ),
-            retried AS (
-                UPDATE securepush.deliveries d
-                SET state = 'pending', run_at = now() + r.delay_ms * interval '1 millisecond', last_error = NULLIF(r.info, ''),
-                    lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL
-                FROM r
-                WHERE r.outcome = \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
-                RETURNING d.id
-            ),
-            finished AS (
-                DELETE FROM securepush.deliveries d
-                USING r
-                WHERE r.outcome <> \(retry) AND d.id = r.id AND d.lease_token = \(leaseToken)
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                          r.answered_ago_us, d.kind
-            ),
-            logged AS (
-                INSERT INTO securepush.delivery_log
-                    (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind)
-                SELECT id, notification_id, device_id, platform, outcome, attempts,
-                       CASE WHEN outcome = \(sent) THEN NULLIF(info, '') END,
-                       CASE WHEN outcome <> \(sent) THEN NULLIF(info, '') END,
-                       created_at,
-                       CASE WHEN outcome = \(sent) THEN now() - answered_ago_us * interval '1 microsecond' END, kind
-                FROM finished
-            ),
-            dead AS (
-                -- Not a device that re-registered (new token owner, fresh secret) after this push was attempted.
-                UPDATE securepush.devices dev
-                SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
-                FROM finished f
-                WHERE f.outcome = \(tokenInvalid) AND dev.id = f.device_id AND dev.active
-                  AND dev.updated_at <= coalesce(f.claimed_at, now())
-                RETURNING dev.id
-            ),
-            cancelled AS (
-                DELETE FROM securepush.deliveries d
-                WHERE d.device_id IN (SELECT id FROM dead) AND d.state = 'pending'
-                RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
-            ),
-            cancel_logged AS (
-                INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-                SELECT id, notification_id, device_id, platform, \(cancelled), attempts, 'device token invalid', created_at, kind
-                FROM cancelled
-            )
-            SELECT ((SELECT count(*) FROM retried) + (SELECT count(*) FROM finished))::bigint
+            SELECT securepush.complete_deliveries(\(leaseToken), \(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[],
+                                                  \(infos)::text[], \(answeredAgo)::bigint[])
             """
         )
     }
