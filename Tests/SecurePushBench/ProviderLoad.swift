@@ -20,6 +20,7 @@ struct ProviderLoad {
     func run(pushes: Int, inFlight: Int) async throws -> (sent: Int, seconds: Double) {
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.redirectConfiguration = .disallow
+        clientConfiguration.tracing.tracer = nil  // as ProviderFactory.httpClientConfiguration
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         var logger = Logger(label: "securepush.bench")
         logger.logLevel = .error
