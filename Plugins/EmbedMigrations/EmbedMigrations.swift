@@ -8,7 +8,8 @@ struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
         let sqlDirectory = context.package.directoryURL.appending(path: "sql")
         let files = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path())
-            .filter { $0.hasSuffix(".sql") }
+            // Migrations are `NNN_description.sql` (Migration.isMigrationFileName); `schema.sql` is the generated dump.
+            .filter { name in name.hasSuffix(".sql") && name.prefix(while: \.isNumber).count > 0 && name.drop(while: \.isNumber).hasPrefix("_") }
             .sorted()
             .map { sqlDirectory.appending(path: $0) }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")

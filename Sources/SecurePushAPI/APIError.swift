@@ -8,14 +8,14 @@ import NIOCore
 public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     /// Stable code clients can switch on.
-    public var code: String
+    public var code: APIErrorCode
     /// One human sentence.
     public var message: String
     /// Extra headers (for example `WWW-Authenticate`).
     public var headers: HTTPFields
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, code: APIErrorCode, message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
@@ -29,7 +29,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         // Sorted keys: identical errors must be byte-identical (404s may not hint at anything).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let body = try encoder.encode(["error": ["code": code, "message": message]])
+        let body = try encoder.encode(["error": ["code": code.text, "message": message]])
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
@@ -37,23 +37,23 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public static func unauthorized(_ message: String) -> APIError {
         var headers = HTTPFields()
         headers[.wwwAuthenticate] = #"Bearer realm="securepush", error="invalid_token""#
-        return APIError(.unauthorized, code: "unauthorized", message: message, headers: headers)
+        return APIError(.unauthorized, code: .unauthorized, message: message, headers: headers)
     }
 
     /// 429 with `Retry-After` (whole seconds, at least 1).
     public static func tooManyRequests(retryAfter seconds: Double, _ message: String) -> APIError {
         var headers = HTTPFields()
         headers[.retryAfter] = String(max(1, Int(seconds.rounded(.up))))
-        return APIError(.tooManyRequests, code: "too_many_requests", message: message, headers: headers)
+        return APIError(.tooManyRequests, code: .tooManyRequests, message: message, headers: headers)
     }
 
     /// 503 for a database that did not answer in time; worth retrying shortly.
     public static let unavailable: APIError = {
         var headers = HTTPFields()
         headers[.retryAfter] = "1"
-        return APIError(.serviceUnavailable, code: "unavailable", message: "The service is temporarily unavailable; try again.", headers: headers)
+        return APIError(.serviceUnavailable, code: .unavailable, message: "The service is temporarily unavailable; try again.", headers: headers)
     }()
 
     /// 404 for anything the caller may not know exists.
-    public static let notFound = APIError(.notFound, code: "not_found", message: "No such notification.")
+    public static let notFound = APIError(.notFound, code: .notFound, message: "No such notification.")
 }

@@ -41,7 +41,7 @@ struct DemoRoutes: Sendable {
 
     private func serve(_ name: String) throws -> Response {
         guard let file = Self.files[name] else {
-            throw APIError(.notFound, code: "not_found", message: "No such file.")
+            throw APIError(.notFound, code: .notFound, message: "No such file.")
         }
         var headers = HTTPFields()
         headers[.contentType] = file.contentType

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import SecurePushCore
 
 /// The body of `POST /v1/devices`: `platform`, `token` and the platform's options, all strings, exactly as
@@ -11,12 +12,12 @@ struct DeviceRegistrationInput {
 
     init(json: Data) throws {
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw APIError(.badRequest, code: "invalid_json", message: "The body must be a JSON object.")
+            throw APIError(.badRequest, code: .invalidJSON, message: "The body must be a JSON object.")
         }
         var fields = object
         guard let platform = fields.removeValue(forKey: "platform") as? String else {
             let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
-            throw APIError(.badRequest, code: "invalid_device", message: "\"platform\" is required: one of \(names).")
+            throw APIError(.badRequest, code: .invalidDevice, message: "\"platform\" is required: one of \(names).")
         }
         if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") {
             try Self.flatten(subscription: subscription, into: &fields)
@@ -34,7 +35,7 @@ struct DeviceRegistrationInput {
             throw Self.invalid("The registration contains a NUL character.")
         }
         // Push URLs are printable ASCII without spaces (anything else would be percent-encoded by a client).
-        if [Platform.webpush.rawValue, Platform.wns.rawValue].contains(platform), !token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+        if Platform(rawValue: platform)?.tokenIsURL == true, !token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
             throw Self.invalid("The endpoint must be an https URL of printable ASCII characters.")
         }
         self.platform = platform
@@ -70,6 +71,6 @@ struct DeviceRegistrationInput {
     }
 
     static func invalid(_ message: String) -> APIError {
-        APIError(.badRequest, code: "invalid_device", message: message)
+        APIError(.badRequest, code: .invalidDevice, message: message)
     }
 }

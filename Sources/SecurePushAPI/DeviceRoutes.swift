@@ -1,6 +1,9 @@
+import CoreMetrics
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
+import NIOFoundationEssentialsCompat
 import SecurePushCore
 import SecurePushStore
 
@@ -15,7 +18,7 @@ struct DeviceRoutes: Sendable {
         do {
             body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
         } catch is DeadlineExceeded {
-            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+            throw APIError(.requestTimeout, code: .requestTimeout, message: "The request body did not arrive in time.")
         }
         let input = try DeviceRegistrationInput(json: Data(buffer: body))
         try checkEndpoint(input)
@@ -33,7 +36,7 @@ struct DeviceRoutes: Sendable {
                 status: .created
             )
         } catch let error as InvalidInput {
-            throw APIError(.badRequest, code: "invalid_device", message: error.message)
+            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
         } catch let error as RegistrationRateLimited {
             try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
@@ -48,7 +51,7 @@ struct DeviceRoutes: Sendable {
             _ = try policy.check(input.token)
         } catch {
             let label = PushEndpointPolicies.label(for: platform)
-            throw APIError(.badRequest, code: "invalid_device", message: "The \(label) is refused: \(error.reason).")
+            throw APIError(.badRequest, code: .invalidDevice, message: "The \(label) is refused: \(error.reason).")
         }
     }
 

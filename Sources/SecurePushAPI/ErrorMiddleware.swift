@@ -21,7 +21,7 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is HTTPParserError {
             // A malformed request part that arrived after the head (a chunk size that overflows, a bad
             // chunk or trailer): the client's fault.
-            throw APIError(.badRequest, code: "bad_request", message: "The request is malformed.")
+            throw APIError(.badRequest, code: .badRequest, message: "The request is malformed.")
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
             throw APIError.unavailable
@@ -30,18 +30,19 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError.unavailable
         } catch {
             context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
-            throw APIError(.internalServerError, code: "internal_error", message: "Something went wrong on our side; try again later.")
+            throw APIError(.internalServerError, code: .internalError, message: "Something went wrong on our side; try again later.")
         }
     }
 
     static func translate(status: HTTPResponse.Status) -> APIError {
         switch status {
-        case .notFound: APIError(.notFound, code: "not_found", message: "No such resource.")
-        case .methodNotAllowed: APIError(.methodNotAllowed, code: "method_not_allowed", message: "This method is not allowed here.")
-        case .contentTooLarge: APIError(.contentTooLarge, code: "payload_too_large", message: "The request body is too large.")
-        case .badRequest: APIError(.badRequest, code: "bad_request", message: "The request is malformed.")
+        case .notFound: APIError(.notFound, code: .notFound, message: "No such resource.")
+        case .methodNotAllowed: APIError(.methodNotAllowed, code: .methodNotAllowed, message: "This method is not allowed here.")
+        case .contentTooLarge: APIError(.contentTooLarge, code: .payloadTooLarge, message: "The request body is too large.")
+        case .badRequest: APIError(.badRequest, code: .badRequest, message: "The request is malformed.")
         case .unauthorized: APIError.unauthorized("Authentication is required.")
-        default: APIError(status, code: "http_\(status.code)", message: status.reasonPhrase.isEmpty ? "Request failed." : status.reasonPhrase + ".")
+        default:
+            APIError(status, code: .http(status: status.code), message: status.reasonPhrase.isEmpty ? "Request failed." : status.reasonPhrase + ".")
         }
     }
 }

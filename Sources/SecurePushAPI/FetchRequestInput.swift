@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 import SecurePushCore
 
 /// The body of `POST /v1/notifications/fetch`: `{"ids": [...]}` with 1 to `maxIDs` notification ids, exactly
@@ -19,14 +20,14 @@ struct FetchRequestInput {
         do {
             body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
         } catch is DeadlineExceeded {
-            throw APIError(.requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+            throw APIError(.requestTimeout, code: .requestTimeout, message: "The request body did not arrive in time.")
         }
         return try FetchRequestInput(json: Data(buffer: body))
     }
 
     init(json: Data) throws {
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw APIError(.badRequest, code: "invalid_json", message: "The body must be a JSON object: {\"ids\": [\"<id>\", ...]}.")
+            throw APIError(.badRequest, code: .invalidJSON, message: "The body must be a JSON object: {\"ids\": [\"<id>\", ...]}.")
         }
         let unknown = object.keys.filter { $0 != "ids" }.sorted()
         guard unknown.isEmpty else {
@@ -51,6 +52,6 @@ struct FetchRequestInput {
     }
 
     static func invalid(_ message: String) -> APIError {
-        APIError(.badRequest, code: "invalid_ids", message: message)
+        APIError(.badRequest, code: .invalidIDs, message: message)
     }
 }

@@ -13,23 +13,23 @@ struct ListQuery {
         switch query.get("unread").map({ String($0) }) {
         case nil, "false", "0": unreadOnly = false
         case "true", "1": unreadOnly = true
-        default: throw APIError(.badRequest, code: "invalid_parameter", message: "\"unread\" must be true or false.")
+        default: throw APIError(.badRequest, code: .invalidParameter, message: "\"unread\" must be true or false.")
         }
         if let raw = query.get("limit") {
             guard let value = Int(raw), (1...100).contains(value) else {
-                throw APIError(.badRequest, code: "invalid_parameter", message: "\"limit\" must be an integer from 1 to 100.")
+                throw APIError(.badRequest, code: .invalidParameter, message: "\"limit\" must be an integer from 1 to 100.")
             }
             limit = value
         }
         if let raw = query.get("cursor") {
             guard let parsed = ListCursor(token: String(raw)) else {
-                throw APIError(.badRequest, code: "invalid_cursor", message: "\"cursor\" must be a value returned as next_cursor.")
+                throw APIError(.badRequest, code: .invalidCursor, message: "\"cursor\" must be a value returned as next_cursor.")
             }
             cursor = parsed
         }
         if let raw = query.get("include") {
             guard raw == "payload" else {
-                throw APIError(.badRequest, code: "invalid_parameter", message: "\"include\" must be payload.")
+                throw APIError(.badRequest, code: .invalidParameter, message: "\"include\" must be payload.")
             }
             includePayload = true
         }

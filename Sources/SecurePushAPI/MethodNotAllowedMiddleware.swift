@@ -12,7 +12,7 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             else { throw error }
             var headers = HTTPFields()
             headers[.allow] = methods.sorted().joined(separator: ", ")
-            throw APIError(.methodNotAllowed, code: "method_not_allowed", message: "This method is not allowed here.", headers: headers)
+            throw APIError(.methodNotAllowed, code: .methodNotAllowed, message: "This method is not allowed here.", headers: headers)
         }
     }
 }

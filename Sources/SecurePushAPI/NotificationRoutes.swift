@@ -17,7 +17,7 @@ struct NotificationRoutes: Sendable {
         let proof = try context.requireProof()
         let id = try await gate.input(proof, logger: context.logger) {
             guard let id = NotificationID(context.parameters.get("id") ?? "") else {
-                throw APIError(.badRequest, code: "invalid_id", message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
+                throw APIError(.badRequest, code: .invalidID, message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
             }
             return id
         }
@@ -27,7 +27,7 @@ struct NotificationRoutes: Sendable {
         case .found(let notification):
             return JSONResponse.raw(.ok, NotificationJSON.single(notification))
         case .gone:
-            throw APIError(.gone, code: "gone", message: "This notification expired or its content was deleted.")
+            throw APIError(.gone, code: .gone, message: "This notification expired or its content was deleted.")
         case .notFound:
             throw APIError.notFound
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import SecurePushStore
 
 /// `/healthz`, `/readyz`, `/status` and `/metrics`.
@@ -18,18 +19,18 @@ struct OperationsRoutes: Sendable {
         } catch let error as NoWritablePrimary {
             context.logger.warning("readiness check: no writable primary", metadata: ["db.problem": "\(error)"])
             throw APIError(
-                .serviceUnavailable, code: "not_ready", message: "No writable primary is reached: \(error.outcomes.joined(separator: "; ")).")
+                .serviceUnavailable, code: .notReady, message: "No writable primary is reached: \(error.outcomes.joined(separator: "; ")).")
         } catch {
             context.logger.databaseError("readiness check: the database is unreachable", error)
-            throw APIError(.serviceUnavailable, code: "not_ready", message: "The database is unreachable.")
+            throw APIError(.serviceUnavailable, code: .notReady, message: "The database is unreachable.")
         }
         guard role == .primary else {
             context.logger.warning("readiness check: the database is not a writable primary", metadata: ["db.role": "\(role.rawValue)"])
-            throw APIError(.serviceUnavailable, code: "not_ready", message: "The database is a \(role.rawValue) server, not a writable primary.")
+            throw APIError(.serviceUnavailable, code: .notReady, message: "The database is a \(role.rawValue) server, not a writable primary.")
         }
         guard pending.isEmpty else {
             context.logger.warning("readiness check: migrations are pending", metadata: ["db.pending": "\(pending.joined(separator: ","))"])
-            throw APIError(.serviceUnavailable, code: "not_ready", message: "Database migrations are pending: run securepush migrate.")
+            throw APIError(.serviceUnavailable, code: .notReady, message: "Database migrations are pending: run securepush migrate.")
         }
         return try JSONResponse.make(["status": "ready"])
     }
@@ -54,7 +55,7 @@ struct OperationsRoutes: Sendable {
             return try JSONResponse.make(["database": ["reachable": false]], status: .serviceUnavailable)
         }
         if html { return Self.page(StatusPage.render(report), status: .ok) }
-        return JSONResponse.raw(.ok, try StatusReport.encoder.encode(report))
+        return JSONResponse.raw(.ok, try StatusReport.jsonEncoder.encode(report))
     }
 
     private static func page(_ html: String, status: HTTPResponse.Status) -> Response {

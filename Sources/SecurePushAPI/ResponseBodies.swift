@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// `201` body of `POST /v1/devices` (and `200` of the rotation): the credential, shown once.
@@ -16,32 +17,11 @@ struct DeviceCreatedBody: Encodable {
 struct NotificationItemBody: Encodable {
     var id: String
     var createdAt: Date
-    var readAt: Date?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(readAt, forKey: .readAt)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, createdAt, readAt
-    }
+    @Nullable var readAt: Date?
 }
 
 /// `GET /v1/notifications`: a page, newest first, and the cursor for the next one (`null` on the last page).
 struct NotificationPageBody: Encodable {
     var notifications: [NotificationItemBody]
-    var nextCursor: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(notifications, forKey: .notifications)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case notifications, nextCursor
-    }
+    @Nullable var nextCursor: String?
 }

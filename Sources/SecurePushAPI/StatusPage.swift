@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// The status report as a page for a person (`GET /status` with `Accept: text/html`, `GET /status.html`):
@@ -34,7 +35,7 @@ enum StatusPage {
 
     private static func health(_ report: StatusReport) -> Bool {
         report.database.reachable && report.database.migrationsPending.isEmpty && report.openCircuits.isEmpty
-            && report.dispatchers.contains { $0.state == "alive" }
+            && report.dispatchers.contains { $0.state == .alive }
     }
 
     private static func queue(_ report: StatusReport) -> String {
@@ -78,7 +79,7 @@ enum StatusPage {
             ["state", "dispatcher", "host", "pid", "role", "version", "last heartbeat", "up since", "sent", "failed", "circuits", "listener"],
             report.dispatchers.map { dispatcher in
                 [
-                    dispatcher.state, String(dispatcher.id.prefix(8)), dispatcher.host, "\(dispatcher.pid)", dispatcher.role,
+                    dispatcher.state.rawValue, String(dispatcher.id.prefix(8)), dispatcher.host, "\(dispatcher.pid)", dispatcher.role,
                     dispatcher.version, seconds(now.timeIntervalSince(dispatcher.lastHeartbeatAt)) + " ago",
                     timestamp(dispatcher.startedAt), "\(dispatcher.sent)", "\(dispatcher.failed)",
                     dispatcher.circuits.isEmpty ? "all closed" : "\(dispatcher.circuits.count) not closed",

@@ -12,7 +12,7 @@ struct WebPushRoutes: Sendable {
 
     func key(_ request: Request, context: APIRequestContext) async throws -> Response {
         guard let key = api.webPushPublicKey else {
-            throw APIError(.notFound, code: "not_configured", message: "Web Push is not configured on this server (no VAPID key).")
+            throw APIError(.notFound, code: .notConfigured, message: "Web Push is not configured on this server (no VAPID key).")
         }
         var response = try JSONResponse.make(KeyBody(publicKey: key))
         response.headers[.cacheControl] = "public, max-age=3600"

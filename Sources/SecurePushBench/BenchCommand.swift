@@ -16,7 +16,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "securepush-bench",
         abstract: "Measure SecurePush's drain throughput and commit-to-push latency on a real PostgreSQL.",
-        subcommands: [DrainBench.self, LatencyBench.self, DeviceSimulator.self]
+        subcommands: [DrainBench.self, LatencyBench.self, DeviceSimulator.self, ResetBench.self]
     )
 }
 
@@ -38,16 +38,19 @@ struct BenchDatabase {
         self.logger = logger
     }
 
+    /// Empties every table a bench row fills: the one list (`ops/bench` empties them with `securepush-bench reset`).
+    static let emptyTables: PostgresQuery = """
+        TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications,
+            securepush.devices, securepush.dispatchers, securepush.badge_changes
+        """
+
     func withClient<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
         let client = url.makeClient(poolSize: 40, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
-            try await client.query(
-                "TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications, securepush.devices, securepush.dispatchers, securepush.badge_changes",
-                logger: logger
-            )
+            try await client.query(Self.emptyTables, logger: logger)
             return try await body(client)
         }
     }
@@ -61,7 +64,8 @@ struct BenchDatabase {
         _ body: @Sendable (DispatcherAssembly) async throws -> T
     ) async throws -> T {
         // The dispatcher's own pool, as `securepush serve` has it, separate from the producers'.
-        let dispatcherClient = url.makeClient(poolSize: configuration.lanes * 2 + 2, logger: logger, synchronousCommit: synchronousCommit)
+        let dispatcherClient = url.makeClient(
+            poolSize: DispatcherAssembly.databasePoolSize(configuration), logger: logger, synchronousCommit: synchronousCommit, busy: true)
         let dispatcherClientTask = Task { await dispatcherClient.run() }
         defer { dispatcherClientTask.cancel() }
         let assembly = try DispatcherAssembly(

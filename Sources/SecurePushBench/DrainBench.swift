@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushDispatcher
 import SecurePushProviders
+import SecurePushServer
 
 /// Pre-inserts N notifications (one device each) and measures how fast one dispatcher process drains them.
 struct DrainBench: AsyncParsableCommand {

@@ -5,11 +5,11 @@ public struct CircuitSnapshot: Sendable, Hashable, Codable {
     /// The platform's name.
     public var platform: String
     /// The push service host for per-host platforms (Web Push, WNS); `nil` for a whole platform.
-    public var host: String?
+    @Nullable public var host: String?
     /// `open` or `half_open`.
     public var state: CircuitBreaker.Phase
     /// When an open breaker lets a probe through (wall clock); `nil` when half-open.
-    public var openUntil: Date?
+    @Nullable public var openUntil: Date?
 
     /// Creates a snapshot.
     public init(platform: String, host: String?, state: CircuitBreaker.Phase, openUntil: Date?) {
@@ -17,19 +17,6 @@ public struct CircuitSnapshot: Sendable, Hashable, Codable {
         self.host = host
         self.state = state
         self.openUntil = openUntil
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case platform, host, state, openUntil
-    }
-
-    /// Encodes every field, `null` included (`host` of a whole platform, `open_until` when half-open).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(platform, forKey: .platform)
-        try container.encode(host, forKey: .host)
-        try container.encode(state, forKey: .state)
-        try container.encode(openUntil, forKey: .openUntil)
     }
 
     /// The encoder for the `securepush.dispatchers.circuits` column (snake_case keys, ISO 8601 dates).

@@ -10,4 +10,13 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     case webpush
     /// A stand-in that records what it would send; the default for local runs, tests and benchmarks.
     case simulated
+
+    /// Whether a device's token is a URL the device chose (a Web Push endpoint, a WNS channel URI): never trusted,
+    /// checked against an endpoint policy at registration and at every send, and refused unless printable ASCII.
+    public var tokenIsURL: Bool {
+        switch self {
+        case .webpush, .wns: true
+        case .apns, .fcm, .simulated: false
+        }
+    }
 }

@@ -32,6 +32,10 @@ public struct PushEndpointPolicies: Hashable, Sendable {
 
     /// How a refused URL of `platform` is named in messages: `Web Push endpoint`, `WNS channel URI`.
     public static func label(for platform: Platform) -> String {
-        platform == .wns ? "WNS channel URI" : "Web Push endpoint"
+        switch platform {
+        case .wns: "WNS channel URI"
+        case .webpush: "Web Push endpoint"
+        case .apns, .fcm, .simulated: "\(platform.rawValue) token"
+        }
     }
 }

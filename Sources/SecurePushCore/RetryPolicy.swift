@@ -9,7 +9,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Relative jitter, 0...1 (0.1 = ±10 %).
     public var jitter: Double
 
-    /// Creates a policy; the defaults retry 8 times over roughly 4 minutes.
+    /// Creates a policy. The defaults make 8 attempts, waiting 1, 2, 4 … 64 s (±20 %) after each failure: about
+    /// 127 s from the first failure to the last attempt (a provider's `Retry-After` can make it longer).
     public init(maxAttempts: Int = 8, baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(300), jitter: Double = 0.2) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay

@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import PostgresNIO
+import Prometheus
 import SecurePushAPI
+import SecurePushCore
 import SecurePushStore
 import ServiceLifecycle
 

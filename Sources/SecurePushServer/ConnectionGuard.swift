@@ -2,6 +2,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import SecurePushAPI
+import SecurePushCore
 import Synchronization
 
 /// The connection limits of one listener, shared by its connections: at most `perAddress` open

@@ -21,6 +21,12 @@ public struct DispatcherAssembly: Sendable {
     /// The process's registration.
     public let identity: DispatcherIdentity
 
+    /// The size of a dispatcher's own database pool, for `serve` and the bench alike: two connections per lane and
+    /// two more for maintenance and heartbeats, at least 4.
+    public static func databasePoolSize(_ configuration: DispatcherConfiguration) -> Int {
+        max(4, configuration.lanes * 2 + 2)
+    }
+
     /// Wires a dispatcher to `client` with the given providers.
     public init(
         client: any DatabaseClient,

@@ -2,11 +2,13 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushAPI
 import SecurePushCore
 import SecurePushDispatcher
 import SecurePushProviders
 import SecurePushStore
 import ServiceLifecycle
+import UnixSignals
 
 /// Runs `securepush serve`: a start-up gate, then one service group holding the database clients, the
 /// dispatcher services and the HTTP server (every route with the API role, the operations routes alone for
@@ -33,7 +35,7 @@ public struct SecurePushServer {
         }
         // Owned here: created before the providers that use them, shut down after the services stopped.
         let httpClient = configuration.providers.contains { $0 != .simulated } ? ProviderFactory.makeHTTPClient() : nil
-        let pinnedClients = configuration.providers.contains { $0 == .webpush || $0 == .wns } ? ProviderFactory.makePinnedClients() : nil
+        let pinnedClients = configuration.providers.contains(where: \.tokenIsURL) ? ProviderFactory.makePinnedClients() : nil
         do {
             try await run(httpClient: httpClient, pinnedClients: pinnedClients)
             await pinnedClients?.shutdown()
@@ -63,7 +65,7 @@ public struct SecurePushServer {
         if configuration.role.runsDispatcher {
             // Its own pool, so claims never queue behind API requests, with the commit mode configured.
             let dispatcherClient = configuration.databaseURL.makeRouter(
-                poolSize: max(4, configuration.dispatcher.lanes * 2 + 2),
+                poolSize: DispatcherAssembly.databasePoolSize(configuration.dispatcher),
                 logger: logger,
                 synchronousCommit: configuration.dispatcherSynchronousCommit,
                 busy: true

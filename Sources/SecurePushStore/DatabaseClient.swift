@@ -20,3 +20,17 @@ extension PostgresClient: DatabaseClient {
         try await withConnection { connection in try await body(connection) }
     }
 }
+
+/// One leased connection seen as a `DatabaseClient`: every statement runs on it, in order, so a store built on it
+/// reads inside the transaction the caller opened there (`StatusStore`'s snapshot).
+struct SingleConnectionClient: DatabaseClient {
+    let connection: PostgresConnection
+
+    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try await connection.query(query, logger: logger)
+    }
+
+    func leased<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await body(connection)
+    }
+}

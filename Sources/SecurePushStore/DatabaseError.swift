@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SecurePushCore
+import _ConnectionPoolModule
 
 /// What an operator may read of a database error: the SQLSTATE with its condition name, PostgresNIO's
 /// error code, and the schema objects involved. Never the query's binds, the server's detail or message
@@ -43,9 +44,8 @@ public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
     /// terminated, the server shutting down or out of connection slots, a serialization failure or
     /// deadlock): the request can be retried, so the API answers 503, not 500.
     public static func isUnavailable(_ error: any Error) -> Bool {
-        // The pool's own errors (no connection could be made, the request was cancelled, the pool is
-        // shutting down) come from a module PostgresNIO does not re-export: matched by type name.
-        if String(reflecting: type(of: error)).hasSuffix(".ConnectionPoolError") { return true }
+        // The pool's own errors (no connection could be made in time, the pool is shutting down).
+        if error is ConnectionPoolError { return true }
         // Between primaries in a failover: no host is a writable primary yet.
         if error is NoWritablePrimary { return true }
         guard let error = error as? PSQLError else { return false }

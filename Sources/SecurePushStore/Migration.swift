@@ -23,17 +23,12 @@ public struct Migration: Sendable, Hashable {
         self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Loads every `NNN_*.sql` file of a directory, in version order.
-    public static func load(from directory: URL) throws -> [Migration] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".sql") }
-        let migrations = try names.map { name in
-            try Migration(name: name, sql: String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))
-        }.sorted { $0.version < $1.version }
-        for (previous, next) in zip(migrations, migrations.dropFirst()) where previous.version == next.version {
-            throw MigrationError("two migrations share version \(next.version): \(previous.name), \(next.name)")
-        }
-        return migrations
+    /// Whether a file in `sql/` is a migration: `NNN_description.sql` (`schema.sql`, the generated dump, is not).
+    /// The build plugin that embeds them (`Plugins/EmbedMigrations`) applies the same rule; it cannot import this module.
+    public static func isMigrationFileName(_ name: String) -> Bool {
+        guard name.hasSuffix(".sql"), let underscore = name.firstIndex(of: "_") else { return false }
+        let prefix = name[..<underscore]
+        return !prefix.isEmpty && prefix.allSatisfy(\.isASCII) && prefix.allSatisfy(\.isNumber)
     }
 
     /// The migrations compiled into this build (the repository's `sql/` folder, embedded at build time).

@@ -89,7 +89,8 @@ public struct Migrator: Sendable {
                 _ = try await connection.query("COMMIT", logger: logger)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw MigrationError("migration \(migration.name) failed: \(String(reflecting: error))")
+                // The summary, not the server's text: a failing backfill's message can quote row values.
+                throw MigrationError("migration \(migration.name) failed: \(DatabaseErrorSummary(error))")
             }
             names.append(migration.name)
         }

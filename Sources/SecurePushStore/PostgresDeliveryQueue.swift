@@ -107,7 +107,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             """
             WITH released AS (
                 UPDATE securepush.deliveries
-                SET state = 'pending', attempts = greatest(attempts - 1, 0), lease_token = NULL,
+                SET state = \(DeliveryState.pending), attempts = greatest(attempts - 1, 0), lease_token = NULL,
                     lease_expires_at = NULL, claimed_by = NULL,
                     -- Without a delay a released delivery keeps its place in line.
                     run_at = CASE WHEN \(delayMilliseconds)::bigint > 0

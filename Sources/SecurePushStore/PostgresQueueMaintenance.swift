@@ -18,15 +18,16 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     }
 
     public func rescueExpiredLeases() async throws -> Int {
-        try await database.count(
+        let (pending, claimed) = (DeliveryState.pending, DeliveryState.claimed)
+        return try await database.count(
             """
             WITH rescued AS (
                 UPDATE securepush.deliveries
-                SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
+                SET state = \(pending), lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
                     last_error = 'lease expired (dispatcher stopped or stalled)'
                 WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.deliveries
-                    WHERE state = 'claimed' AND lease_expires_at < now()
+                    WHERE state = \(claimed) AND lease_expires_at < now()
                     FOR UPDATE SKIP LOCKED
                 ))
                 RETURNING id
@@ -37,14 +38,14 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     }
 
     public func expirePending() async throws -> Int {
-        let expired = DeliveryOutcome.Kind.expired.rawValue
+        let (expired, pending) = (DeliveryOutcome.Kind.expired, DeliveryState.pending)
         return try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.deliveries
                 WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.deliveries
-                    WHERE state = 'pending' AND expires_at <= now()
+                    WHERE state = \(pending) AND expires_at <= now()
                     LIMIT 10000
                     FOR UPDATE SKIP LOCKED
                 ))

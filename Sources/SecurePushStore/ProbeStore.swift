@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushCore
 
 /// One device's progress in a probe (`securepush probe`), from `securepush.notification_status`.
 public struct ProbeDeviceStatus: Sendable, Equatable {
@@ -8,10 +9,10 @@ public struct ProbeDeviceStatus: Sendable, Equatable {
     public var deviceID: UUID
     /// Its platform.
     public var platform: String
-    /// `pending`, `claimed`, `finished` or `not_pushed`.
-    public var state: String
-    /// How the delivery ended (`sent`, `failed`, ...), once finished.
-    public var outcome: String?
+    /// Queued, held by a dispatcher, finished, or never pushed.
+    public var state: ProbeState
+    /// How the delivery ended, once finished.
+    public var outcome: DeliveryOutcome.Kind?
     /// Attempts so far.
     public var attempts: Int
     /// The last error of a failed or retried attempt (never a payload or token).
@@ -23,7 +24,7 @@ public struct ProbeDeviceStatus: Sendable, Equatable {
 
     /// Whether nothing more can happen to this device: fetched, or finished without being accepted.
     public var isSettled: Bool {
-        fetchedAfter != nil || (state == "finished" && outcome != "sent")
+        fetchedAfter != nil || (state == .finished && outcome != .sent)
     }
 }
 
@@ -73,7 +74,7 @@ public struct ProbeStore: Sendable {
         )
         var devices: [ProbeDeviceStatus] = []
         for try await (device, platform, state, outcome, attempts, lastError, accepted, fetched) in rows.decode(
-            (UUID, String, String, String?, Int32, String?, Int64?, Int64?).self
+            (UUID, String, ProbeState, DeliveryOutcome.Kind?, Int32, String?, Int64?, Int64?).self
         ) {
             devices.append(
                 ProbeDeviceStatus(

@@ -45,8 +45,8 @@ public struct StatusReport: Codable, Sendable {
         public var version: String
         public var startedAt: Date
         public var lastHeartbeatAt: Date
-        /// `alive`, `stale` (no heartbeat lately) or `stopped`.
-        public var state: String
+        /// Heartbeats arriving, late, or stopped.
+        public var state: DispatcherState
         public var sent: Int64
         public var failed: Int64
         /// Its circuit breakers that are not closed, as of its last heartbeat (empty once stopped).
@@ -62,11 +62,11 @@ public struct StatusReport: Codable, Sendable {
         /// The platform's name.
         public var platform: String
         /// The push service host (Web Push, WNS); `null` for a whole platform.
-        public var host: String?
+        @Nullable public var host: String?
         /// `open` or `half_open`.
         public var state: CircuitBreaker.Phase
         /// When an open breaker lets a probe through; `null` when half-open.
-        public var openUntil: Date?
+        @Nullable public var openUntil: Date?
         /// The dispatcher's registration id.
         public var dispatcher: String
 
@@ -77,20 +77,6 @@ public struct StatusReport: Codable, Sendable {
             self.state = state
             self.openUntil = openUntil
             self.dispatcher = dispatcher
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case platform, host, state, openUntil, dispatcher
-        }
-
-        /// Encodes every field, `null` included.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(platform, forKey: .platform)
-            try container.encode(host, forKey: .host)
-            try container.encode(state, forKey: .state)
-            try container.encode(openUntil, forKey: .openUntil)
-            try container.encode(dispatcher, forKey: .dispatcher)
         }
     }
 
@@ -113,10 +99,10 @@ public struct StatusReport: Codable, Sendable {
         public var fetched: Int64
         /// `fetched / accepted`.
         public var fetchRatio: Double
-        /// Median time from acceptance to the device's first fetch, over the fetched ones (`nil` when none).
-        public var pushToFetchP50Seconds: Double?
+        /// Median time from acceptance to the device's first fetch, over the fetched ones (`null` when none).
+        @Nullable public var pushToFetchP50Seconds: Double?
         /// The 99th percentile of the same.
-        public var pushToFetchP99Seconds: Double?
+        @Nullable public var pushToFetchP99Seconds: Double?
 
         /// Creates a row.
         public init(
@@ -129,21 +115,6 @@ public struct StatusReport: Codable, Sendable {
             self.fetchRatio = fetchRatio
             self.pushToFetchP50Seconds = pushToFetchP50Seconds
             self.pushToFetchP99Seconds = pushToFetchP99Seconds
-        }
-
-        /// Always writes both percentiles (`null` when nothing was fetched) so the JSON's shape is fixed.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(platform, forKey: .platform)
-            try container.encode(accepted, forKey: .accepted)
-            try container.encode(fetched, forKey: .fetched)
-            try container.encode(fetchRatio, forKey: .fetchRatio)
-            try container.encode(pushToFetchP50Seconds, forKey: .pushToFetchP50Seconds)
-            try container.encode(pushToFetchP99Seconds, forKey: .pushToFetchP99Seconds)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case platform, accepted, fetched, fetchRatio, pushToFetchP50Seconds, pushToFetchP99Seconds
         }
     }
 
@@ -160,23 +131,4 @@ public struct StatusReport: Codable, Sendable {
     public var fetchLastHour: [PlatformFetch]
     /// Security events of the last hour by kind (`device_registered`, `device_retired`, `throttled`, ...).
     public var securityEventsLastHour: [String: Int64]
-
-    /// The JSON encoder used for the report (snake_case keys, ISO 8601 dates).
-    public static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return encoder
-    }
-}
-
-extension StatusReport {
-    /// A dispatcher's LISTEN connection in a few words, for the page and the CLI table: `connected, heard
-    /// 1.2 s ago`, `down, heard 40.0 s ago`, or `not reported`.
-    public static func listenerSummary(_ dispatcher: Dispatcher, now: Date) -> String {
-        guard let connected = dispatcher.listenerConnected else { return "not reported" }
-        let heard = dispatcher.listenerHeardAt.map { String(format: ", heard %.1f s ago", now.timeIntervalSince($0)) } ?? ""
-        return (connected ? "connected" : "down") + heard
-    }
 }

@@ -16,8 +16,32 @@ public struct StatusStore: Sendable {
         self.staleAfter = staleAfter
     }
 
-    /// Reads the whole report.
+    /// Reads the whole report in one snapshot: one read-only, repeatable-read transaction on one connection, so its
+    /// figures agree with each other (a delivery is counted once, as pending or in the last minute's outcomes).
     public func report(pendingMigrations: [String]) async throws -> StatusReport {
+        try await database.client.leased { [database, staleAfter] connection in
+            _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
+            do {
+                let snapshot = StatusStore(
+                    database: StoreDatabase(client: SingleConnectionClient(connection: connection), logger: database.logger),
+                    staleAfter: staleAfter)
+                let report = try await snapshot.read(pendingMigrations: pendingMigrations)
+                _ = try await connection.query("COMMIT", logger: database.logger)
+                return report
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: database.logger)
+                throw error
+            }
+        }
+    }
+
+    private init(database: StoreDatabase, staleAfter: Duration) {
+        self.database = database
+        self.staleAfter = staleAfter
+    }
+
+    /// The report's statements, in whatever transaction `database` runs them.
+    private func read(pendingMigrations: [String]) async throws -> StatusReport {
         let dispatchers = try await dispatchers()
         return StatusReport(
             generatedAt: Date(),
@@ -35,12 +59,13 @@ public struct StatusStore: Sendable {
 
     private func queue() async throws -> StatusReport.Queue {
         var byPlatform: [StatusReport.PlatformQueue] = []
+        let (pending, claimed) = (DeliveryState.pending, DeliveryState.claimed)
         let rows = try await database.query(
             """
             SELECT platform,
-                   count(*) FILTER (WHERE state = 'pending')::bigint,
-                   count(*) FILTER (WHERE state = 'claimed')::bigint,
-                   count(*) FILTER (WHERE state = 'pending' AND run_at > now() AND attempts > 0)::bigint
+                   count(*) FILTER (WHERE state = \(pending))::bigint,
+                   count(*) FILTER (WHERE state = \(claimed))::bigint,
+                   count(*) FILTER (WHERE state = \(pending) AND run_at > now() AND attempts > 0)::bigint
             FROM securepush.deliveries GROUP BY platform ORDER BY platform
             """
         )
@@ -50,7 +75,7 @@ public struct StatusStore: Sendable {
         let lag = try await database.query(
             """
             SELECT extract(epoch FROM now() - min(run_at))::float8 FROM securepush.deliveries
-            WHERE state = 'pending' AND run_at <= now()
+            WHERE state = \(pending) AND run_at <= now()
             """
         ).collect().first?.decode(Double?.self)
         return .init(
@@ -79,10 +104,10 @@ public struct StatusStore: Sendable {
         let rows = try await database.query(
             """
             SELECT id, host, pid, role, version, started_at, last_seen_at,
-                   CASE WHEN stopped_at IS NOT NULL THEN 'stopped'
-                        WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN 'alive'
-                        WHEN last_seen_at > now() - 2 * \(staleMilliseconds) * interval '1 millisecond' THEN 'stale'
-                        ELSE 'stopped' END,
+                   CASE WHEN stopped_at IS NOT NULL THEN \(DispatcherState.stopped)
+                        WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN \(DispatcherState.alive)
+                        WHEN last_seen_at > now() - 2 * \(staleMilliseconds) * interval '1 millisecond' THEN \(DispatcherState.stale)
+                        ELSE \(DispatcherState.stopped) END,
                    sent, failed, circuits::text, listener_connected, listener_heard_at
             FROM securepush.dispatchers
             WHERE coalesce(stopped_at, last_seen_at) > now() - interval '1 hour'
@@ -92,7 +117,7 @@ public struct StatusStore: Sendable {
         var result: [StatusReport.Dispatcher] = []
         let decoder = CircuitSnapshot.decoder
         for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText, listenerUp, listenerHeard) in rows.decode(
-            (UUID, String, Int32, String, String, Date, Date, String, Int64, Int64, String, Bool?, Date?).self
+            (UUID, String, Int32, String, String, Date, Date, DispatcherState, Int64, Int64, String, Bool?, Date?).self
         ) {
             // Written only by heartbeats; a row this build cannot read shows no circuits rather than failing the report.
             let circuits = (try? decoder.decode([CircuitSnapshot].self, from: Data(circuitsText.utf8))) ?? []
@@ -128,7 +153,7 @@ public struct StatusStore: Sendable {
 
     /// The circuits of the alive dispatchers (a stale one's may be long over), most recently started first.
     static func openCircuits(of dispatchers: [StatusReport.Dispatcher]) -> [StatusReport.OpenCircuit] {
-        dispatchers.filter { $0.state == "alive" }.flatMap { dispatcher in
+        dispatchers.filter { $0.state == .alive }.flatMap { dispatcher in
             dispatcher.circuits.map {
                 StatusReport.OpenCircuit(platform: $0.platform, host: $0.host, state: $0.state, openUntil: $0.openUntil, dispatcher: dispatcher.id)
             }

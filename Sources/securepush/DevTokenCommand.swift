@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SecurePushAPI
+import SecurePushCore
 import SecurePushServer
 
 struct DevTokenCommand: AsyncParsableCommand {

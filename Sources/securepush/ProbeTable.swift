@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushServer
 import SecurePushStore
 
@@ -17,15 +18,15 @@ struct ProbeTable {
         for device in report.devices {
             let outcome =
                 switch (device.state, device.outcome) {
-                case ("finished", let outcome?): outcome
-                case ("pending", _) where device.attempts > 0: "retrying (attempt \(device.attempts))"
-                default: device.state
+                case (.finished, let outcome?): outcome.rawValue
+                case (.pending, _) where device.attempts > 0: "retrying (attempt \(device.attempts))"
+                default: device.state.rawValue
                 }
             lines.append(
                 row(
                     device.deviceID.uuidString.lowercased(), device.platform, outcome, device.acceptedAfter.map(Self.format) ?? "not accepted",
                     device.fetchedAfter.map(Self.format) ?? "not fetched"))
-            if device.outcome != "sent", let error = device.lastError {
+            if device.outcome != .sent, let error = device.lastError {
                 lines.append("    last error: \(error)")
             }
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SecurePushAPI
 import SecurePushServer
 import SecurePushStore
 
@@ -22,7 +23,7 @@ struct StatusCommand: AsyncParsableCommand {
                 .report(pendingMigrations: pending)
         }
         if json {
-            print(String(decoding: try StatusReport.encoder.encode(report), as: UTF8.self))
+            print(String(decoding: try StatusReport.jsonEncoder.encode(report), as: UTF8.self))
         } else {
             print(StatusTable(report: report).render())
         }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import NIOCore
 import SecurePushCore
 import SecurePushProviders
 

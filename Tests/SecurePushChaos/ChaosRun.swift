@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import PostgresNIO
 import SecurePushFakes
 

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushFakes
 
 /// Row 5: a storm on every platform's fake for `--storm-seconds`: three phases in which each platform gets
 /// one of 503s, 429 with `Retry-After`, and stalled requests (rotated, so each platform has each kind once

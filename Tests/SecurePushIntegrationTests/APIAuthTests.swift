@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import JWTKit
 import NIOCore
+import PostgresNIO
 import SecurePushAPI
 import SecurePushTestSupport
 import Testing

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOFoundationEssentialsCompat
 import SecurePushAPI
 import SecurePushServer
 import SecurePushTestSupport

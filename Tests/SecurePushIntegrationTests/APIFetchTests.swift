@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
 import SecurePushTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import SecurePushServer
+import SecurePushStore
 import SecurePushTestSupport
 import Testing
 

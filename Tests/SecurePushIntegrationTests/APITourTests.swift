@@ -2,6 +2,10 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
+import SecurePushCore
+import SecurePushProviders
+import SecurePushServer
 import SecurePushTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushAPI
 import SecurePushCore
 import SecurePushStore
 import SecurePushTestSupport
@@ -67,19 +68,19 @@ struct CircuitStoreTests {
                         platform: "webpush", host: "push.example.com", state: .halfOpen, openUntil: nil,
                         dispatcher: identity.id.uuidString.lowercased()),
                 ])
-            let json = String(decoding: try StatusReport.encoder.encode(report), as: UTF8.self)
+            let json = String(decoding: try StatusReport.jsonEncoder.encode(report), as: UTF8.self)
             #expect(json.contains(#""host" : null"#) && json.contains(#""state" : "half_open""#) && json.contains(#""open_until" : null"#))
 
             // A stale dispatcher's circuits may be long over: kept in its row, not in open_circuits.
             try await db.execute("UPDATE securepush.dispatchers SET last_seen_at = now() - interval '45 seconds'")
             report = try await status.report(pendingMigrations: [])
-            #expect(report.dispatchers.first?.state == "stale")
+            #expect(report.dispatchers.first?.state == .stale)
             #expect(report.dispatchers.first?.circuits.count == 2)
             #expect(report.openCircuits.isEmpty)
             // Silent for more than twice the stale time: it could not record its stop (or died), so it is stopped.
             try await db.execute("UPDATE securepush.dispatchers SET last_seen_at = now() - interval '61 seconds'")
             report = try await status.report(pendingMigrations: [])
-            #expect(report.dispatchers.first?.state == "stopped")
+            #expect(report.dispatchers.first?.state == .stopped)
             #expect(report.openCircuits.isEmpty)
 
             try await registry.heartbeat(identity, sent: 2, failed: 0, circuits: [])

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import SecurePushCore
 import SecurePushStore
 import SecurePushTestSupport

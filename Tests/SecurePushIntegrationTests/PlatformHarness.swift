@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushProviders
 import SecurePushServer
 import SecurePushTestSupport
 import Testing

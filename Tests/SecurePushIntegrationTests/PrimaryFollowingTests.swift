@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import PostgresNIO
 import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import SecurePushCore
+import SecurePushProviders
 import SecurePushTestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
+import Prometheus
 import SecurePushCore
 import SecurePushDispatcher
 import SecurePushFakes

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
+import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushProviders
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
 import SecurePushStore

@@ -3,6 +3,7 @@ import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
 import SecurePushProviders
+import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport
 import Synchronization

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Logging
+import PostgresNIO
 import SecurePushServer
 import SecurePushTestSupport
 import Testing

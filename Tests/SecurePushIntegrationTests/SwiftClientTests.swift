@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import PostgresNIO
 import SecurePushClient
+import SecurePushProviders
 import SecurePushTestSupport
 import Synchronization
 import Testing

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
 import SecurePushAPI
 import SecurePushStore
 import SecurePushTestSupport

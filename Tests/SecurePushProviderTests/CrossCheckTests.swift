@@ -4,6 +4,7 @@ import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders
 import Testing
+import _CryptoExtras
 
 /// Checks our wire formats with independent implementations from PyPI (installed by `ops/python-tools`).
 /// Skipped, not passed, when Python or the packages are missing.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SecurePushCore
+import SecurePushDispatcher
 import SecurePushProviders
 import SecurePushServer
 import Testing

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
 import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders

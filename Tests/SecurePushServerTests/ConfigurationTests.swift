@@ -1,6 +1,9 @@
 import Foundation
+import Logging
+import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
+import SecurePushDispatcher
 import SecurePushServer
 import SecurePushStore
 import Testing

@@ -12,26 +12,32 @@ struct MigrationManifestTests {
         .appendingPathComponent("sql")
     static let manifestName = "checksums.sha256"
 
-    /// The manifest as file name → hex checksum, in `sha256sum` format (`<hex>  <file>`, or `<hex> *<file>`).
+    /// The manifest as file name → hex checksum.
     static func manifest() throws -> [String: String] {
-        let text = try String(contentsOf: sqlDirectory.appendingPathComponent(manifestName), encoding: .utf8)
-        var entries: [String: String] = [:]
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+        try checksumLines(of: manifestName).reduce(into: [:]) { $0[$1.name] = $1.checksum }
+    }
+
+    /// A checksum list's lines in order, in `sha256sum` format (`<hex>  <file>`, or `<hex> *<file>`);
+    /// lines starting with `#` are comments. `text` is the file's content when it is not read from `sql/`.
+    static func checksumLines(of fileName: String, text: String? = nil) throws -> [(checksum: String, name: String)] {
+        let text = try text ?? String(contentsOf: sqlDirectory.appendingPathComponent(fileName), encoding: .utf8)
+        var lines: [(checksum: String, name: String)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() where !line.hasPrefix("#") {
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].count == 64, parts[0].allSatisfy(\.isHexDigit) else {
-                throw ManifestError("sql/\(manifestName) line \(index + 1) is not `<sha256 hex>  <file>`: \(line)")
+                throw ManifestError("sql/\(fileName) line \(index + 1) is not `<sha256 hex>  <file>`: \(line)")
             }
             var name = String(parts[1])
             if name.hasPrefix(" ") || name.hasPrefix("*") { name.removeFirst() }
-            guard entries[name] == nil else { throw ManifestError("sql/\(manifestName) lists \(name) twice") }
-            entries[name] = parts[0].lowercased()
+            guard !lines.contains(where: { $0.name == name }) else { throw ManifestError("sql/\(fileName) lists \(name) twice") }
+            lines.append((parts[0].lowercased(), name))
         }
-        return entries
+        return lines
     }
 
-    /// Every `.sql` file in `sql/`, as `Migration`s made from the exact file bytes.
+    /// Every migration file in `sql/` (`NNN_name.sql`; not `schema.sql`), as `Migration`s made from the exact file bytes.
     static func files() throws -> [Migration] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path).filter(Migration.isMigrationFileName).sorted()
         return try names.map { name in
             let data = try Data(contentsOf: sqlDirectory.appendingPathComponent(name))
             let sql = String(decoding: data, as: UTF8.self)

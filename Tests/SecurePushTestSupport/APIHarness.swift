@@ -4,9 +4,11 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOFoundationEssentialsCompat
 import SecurePushAPI
 import SecurePushCore
 import SecurePushServer
+import SecurePushStore
 
 /// Runs the real HTTP API (Hummingbird, live on loopback) against a test database.
 public struct APIHarness: Sendable {

@@ -6,12 +6,6 @@ import SecurePushCore
 /// count against the APNs circuit breaker; 429 `TooManyRequests` is a per-device rate and `IdleTimeout`
 /// a connection's, so neither does.
 enum APNsResponseClassifier {
-    /// 400 reasons that are our bug or configuration: permanent, never retried.
-    static let permanentBadRequestReasons: Set<String> = [
-        "BadCollapseId", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic", "DuplicateHeaders",
-        "InvalidPushType", "MissingDeviceToken", "MissingTopic", "PayloadEmpty", "TopicDisallowed",
-    ]
-
     static func classify(status: Int, reason: String?, retryAfter: Duration?, apnsID: String?) -> ProviderVerdict {
         let reason = reason ?? "Unknown"
         let label = "APNs \(status) \(reason)"

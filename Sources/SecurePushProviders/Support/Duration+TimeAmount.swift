@@ -6,7 +6,4 @@ extension Duration {
         let (seconds, attoseconds) = components
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
-
-    /// Whole seconds, rounded down.
-    package var wholeSeconds: Int64 { components.seconds }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import SecurePushCore
 
 /// An OAuth 2 access token fetched with a form POST, cached until shortly before it expires and

@@ -2,11 +2,18 @@ import Foundation
 import SecurePushCore
 import SecurePushStore
 
-/// A readable rendering of the status report.
-struct StatusTable {
+/// The status report as text for a terminal (`securepush status`): the third view of the one report, beside
+/// `/status`'s JSON and its HTML page (`StatusPage`).
+public struct StatusTable {
     let report: StatusReport
 
-    func render() -> String {
+    /// A table for `report`.
+    public init(report: StatusReport) {
+        self.report = report
+    }
+
+    /// The table, one figure group per line.
+    public func render() -> String {
         var lines: [String] = []
         let lag = report.queue.oldestPendingAgeSeconds.map { String(format: "%.3f s", $0) } ?? "none"
         lines.append(
@@ -40,7 +47,7 @@ struct StatusTable {
         for dispatcher in report.dispatchers {
             let age = String(format: "%.1f s ago", Date().timeIntervalSince(dispatcher.lastHeartbeatAt))
             lines.append(
-                "  \(pad(dispatcher.state, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed), listener \(StatusReport.listenerSummary(dispatcher, now: Date()))"
+                "  \(pad(dispatcher.state.rawValue, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role) \(dispatcher.version)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed), listener \(StatusReport.listenerSummary(dispatcher, now: Date()))"
             )
             for circuit in dispatcher.circuits {
                 lines.append(

@@ -1,0 +1,25 @@
+import Foundation
+import SecurePushStore
+
+// The report's three views share these: `/status`'s JSON, its HTML page (`StatusPage`) and the CLI table (`StatusTable`).
+
+extension StatusReport {
+    /// The JSON encoder used for the report (snake_case keys, ISO 8601 dates).
+    public static var jsonEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }
+}
+
+extension StatusReport {
+    /// A dispatcher's LISTEN connection in a few words, for the page and the CLI table: `connected, heard
+    /// 1.2 s ago`, `down, heard 40.0 s ago`, or `not reported`.
+    public static func listenerSummary(_ dispatcher: Dispatcher, now: Date) -> String {
+        guard let connected = dispatcher.listenerConnected else { return "not reported" }
+        let heard = dispatcher.listenerHeardAt.map { String(format: ", heard %.1f s ago", now.timeIntervalSince($0)) } ?? ""
+        return (connected ? "connected" : "down") + heard
+    }
+}
