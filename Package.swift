@@ -42,7 +42,7 @@ let package = Package(
         ),
         .target(
             name: "SecurePushCore",
-            dependencies: [],
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
@@ -59,6 +59,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
@@ -80,6 +81,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -93,6 +95,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -111,6 +114,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedOpenAPI", "EmbedWebKit"]
@@ -135,6 +139,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -166,7 +171,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            path: "Tools/SecurePushBench",
             swiftSettings: swiftSettings
         ),
         // Shared test helpers: database access, fake push servers.
@@ -188,6 +195,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/SecurePushTestSupport",
             swiftSettings: swiftSettings
@@ -205,6 +213,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/SecurePushFakes",
             swiftSettings: swiftSettings
@@ -221,7 +230,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            path: "Tests/SecurePushBench",
+            path: "Tools/SecurePushAPNsBench",
             swiftSettings: swiftSettings
         ),
         // `ops/chaos`: the failure matrix, run against real `securepush serve` processes, a real PostgreSQL and
@@ -237,8 +246,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
-            path: "Tests/SecurePushChaos",
+            path: "Tools/SecurePushChaos",
             swiftSettings: swiftSettings
         ),
         // Provider tests against the fake servers over loopback sockets; no database needed.
@@ -267,13 +277,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SecurePushCoreTests",
-            dependencies: ["SecurePushCore"],
+            dependencies: ["SecurePushCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // Store tests that need no database (the migration manifest).
         .testTarget(
             name: "SecurePushStoreTests",
-            dependencies: ["SecurePushStore"],
+            dependencies: ["SecurePushStore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
@@ -284,6 +294,7 @@ let package = Package(
                 "SecurePushDispatcher",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushStore
-import Synchronization
 
 /// What every device-credential route shares: the credential parsed into a `DeviceProof` (no database
 /// call), the read rate limits per device and per user, and the answer to a refused credential (401, or
@@ -66,6 +66,21 @@ struct DeviceGate: Sendable {
         }
     }
 
+    /// The whole of a device read, the one ritual the read routes share: the request's proof, its input from `parse`
+    /// (a bad credential is answered before bad input), the store's `read` of that input (which checks the credential
+    /// in the same statement, under the API's database deadline), and the granted value, or 401/429.
+    func read<Input: Sendable, Value: Sendable>(
+        context: APIRequestContext,
+        input parse: () async throws -> Input,
+        _ read: @escaping @Sendable (APIStores, DeviceProof, Input) async throws -> DeviceAccess<Value>
+    ) async throws -> (input: Input, value: Value) {
+        let proof = try context.requireProof()
+        let input = try await self.input(proof, logger: context.logger, parse)
+        let access = try await api.database { try await read($0, proof, input) }
+        let (_, value) = try await resolve(access, proof: proof, logger: context.logger)
+        return (input, value)
+    }
+
     /// The request's input from `parse`; when it is invalid, the credential is checked first, so a bad
     /// credential is answered 401 before a bad parameter is answered 400.
     func input<Input>(_ proof: DeviceProof, logger: Logger, _ parse: () async throws -> Input) async throws -> Input {
@@ -87,16 +102,16 @@ struct DeviceGate: Sendable {
 
 /// Which user each recently seen device belongs to (bounded: forgotten wholesale past 10,000 devices).
 final class DeviceOwners: Sendable {
-    private let owners = Mutex<[UUID: String]>([:])
+    private let owners = NIOLockedValueBox<[UUID: String]>([:])
     private static let limit = 10_000
 
     subscript(deviceID: UUID) -> String? {
-        owners.withLock { $0[deviceID] }
+        owners.withLockedValue { $0[deviceID] }
     }
 
     /// Records the device's user.
     func remember(_ device: AuthenticatedDevice) {
-        owners.withLock { owners in
+        owners.withLockedValue { owners in
             if owners[device.deviceID] == device.userID { return }
             if owners.count >= Self.limit { owners.removeAll(keepingCapacity: true) }
             owners[device.deviceID] = device.userID

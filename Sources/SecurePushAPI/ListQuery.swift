@@ -3,7 +3,7 @@ import SecurePushStore
 
 /// The query of `GET /v1/notifications`: `unread`, `limit` (1 to 100, default 50), `cursor` and
 /// `include=payload`, each checked with a precise 400.
-struct ListQuery {
+struct ListQuery: Sendable {
     var unreadOnly = false
     var limit = 50
     var cursor: ListCursor?

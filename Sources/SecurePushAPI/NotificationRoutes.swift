@@ -14,15 +14,14 @@ struct NotificationRoutes: Sendable {
     let gate: DeviceGate
 
     func read(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let proof = try context.requireProof()
-        let id = try await gate.input(proof, logger: context.logger) {
+        let (_, results) = try await gate.read(context: context) {
             guard let id = NotificationID(context.parameters.get("id") ?? "") else {
                 throw APIError(.badRequest, code: .invalidID, message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
             }
             return id
+        } _: { stores, proof, id in
+            try await stores.notifications.fetch(ids: [id.uuid], as: proof)
         }
-        let access = try await api.database { try await $0.notifications.fetch(ids: [id.uuid], as: proof) }
-        let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
         switch results.first?.result ?? .notFound {
         case .found(let notification):
             return JSONResponse.raw(.ok, NotificationJSON.single(notification))
@@ -34,13 +33,12 @@ struct NotificationRoutes: Sendable {
     }
 
     func list(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let proof = try context.requireProof()
-        let query = try await gate.input(proof, logger: context.logger) { try ListQuery(request.uri.queryParameters) }
-        let access = try await api.database {
-            try await $0.notifications.list(
+        let (query, items) = try await gate.read(context: context) {
+            try ListQuery(request.uri.queryParameters)
+        } _: { stores, proof, query in
+            try await stores.notifications.list(
                 as: proof, unreadOnly: query.unreadOnly, limit: query.limit, after: query.cursor, payloads: query.includePayload)
         }
-        let (_, items) = try await gate.resolve(access, proof: proof, logger: context.logger)
         if query.includePayload {
             let page = items.prefix { $0.payloadJSON != nil }.prefix(query.limit)
             let next = items.count > page.count ? page.last?.cursor.token : nil
@@ -58,12 +56,11 @@ struct NotificationRoutes: Sendable {
     /// `POST /v1/notifications/fetch`: the payloads of up to 50 of the caller's notifications in one round
     /// trip (one statement); ids that are unknown, another user's, expired or purged are listed as missing.
     func fetch(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let proof = try context.requireProof()
-        let ids = try await gate.input(proof, logger: context.logger) {
+        let (_, results) = try await gate.read(context: context) {
             try await FetchRequestInput.read(request, limits: api.limits).ids.map(\.uuid)
+        } _: { stores, proof, ids in
+            try await stores.notifications.fetch(ids: ids, as: proof)
         }
-        let access = try await api.database { try await $0.notifications.fetch(ids: ids, as: proof) }
-        let (_, results) = try await gate.resolve(access, proof: proof, logger: context.logger)
         return JSONResponse.raw(.ok, NotificationJSON.batch(results))
     }
 }

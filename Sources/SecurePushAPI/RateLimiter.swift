@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 
 /// Token buckets per key (a device, a user), in this process. O(1) per request at any size: the table is
 /// split into shards, each with two generations; when a shard's current generation fills, it becomes the
@@ -23,7 +23,7 @@ package final class RateLimiter: Sendable {
 
     private let limit: RateLimit
     private final class ShardBox: Sendable {
-        let mutex = Mutex(Shard())
+        let mutex = NIOLockedValueBox(Shard())
     }
 
     private let shards: [ShardBox]
@@ -42,7 +42,7 @@ package final class RateLimiter: Sendable {
     package func wait(_ key: String) -> Duration? {
         let now = clock.now
         let hash = key.hashValue
-        return shard(hash).mutex.withLock { shard in
+        return shard(hash).mutex.withLockedValue { shard in
             guard let bucket = shard.current[hash] ?? shard.previous[hash] else { return nil }
             let tokens = refilled(bucket, at: now)
             return tokens >= 1 ? nil : .seconds((1 - tokens) / limit.perSecond)
@@ -54,7 +54,7 @@ package final class RateLimiter: Sendable {
         let now = clock.now
         let perGeneration = self.perGeneration
         let hash = key.hashValue
-        return shard(hash).mutex.withLock { shard in
+        return shard(hash).mutex.withLockedValue { shard in
             var bucket = shard.current[hash] ?? shard.previous[hash] ?? Bucket(tokens: Double(limit.burst), updated: now)
             bucket.tokens = refilled(bucket, at: now)
             bucket.updated = now
@@ -71,7 +71,7 @@ package final class RateLimiter: Sendable {
 
     /// The buckets kept now (for tests of the bound).
     package var count: Int {
-        shards.reduce(0) { total, shard in total + shard.mutex.withLock { $0.current.count + $0.previous.count } }
+        shards.reduce(0) { total, shard in total + shard.mutex.withLockedValue { $0.current.count + $0.previous.count } }
     }
 
     private func refilled(_ bucket: Bucket, at now: ContinuousClock.Instant) -> Double {

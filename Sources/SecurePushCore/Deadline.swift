@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The operation did not finish within its deadline.
 public struct DeadlineExceeded: Error, CustomStringConvertible {
@@ -75,10 +75,10 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         var done = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     func start(_ continuation: CheckedContinuation<T, any Error>) {
-        let early = state.withLock { state -> Result<T, any Error>? in
+        let early = state.withLockedValue { state -> Result<T, any Error>? in
             if let pending = state.pending { return pending }
             state.continuation = continuation
             return nil
@@ -88,7 +88,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
 
     /// Keeps the task and the timer until the outcome is decided, then lets both go.
     func attach(work: Task<Void, Never>, timer: DeadlineTimer) {
-        let finished = state.withLock { state in
+        let finished = state.withLockedValue { state in
             if !state.done {
                 state.work = work
                 state.timer = timer
@@ -101,7 +101,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     /// Returns true if this call decided the outcome.
     @discardableResult
     func finish(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, timer, won) = state.withLock { state -> (CheckedContinuation<T, any Error>?, DeadlineTimer?, Bool) in
+        let (continuation, timer, won) = state.withLockedValue { state -> (CheckedContinuation<T, any Error>?, DeadlineTimer?, Bool) in
             guard !state.done else { return (nil, nil, false) }
             state.done = true
             let continuation = state.continuation
@@ -117,7 +117,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     }
 
     func cancel() {
-        let work = state.withLock { $0.work }
+        let work = state.withLockedValue { $0.work }
         if finish(.failure(CancellationError())) {
             work?.cancel()
         }

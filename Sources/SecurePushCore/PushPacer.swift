@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Paces this process's pushes to its share of a fleet-wide rate (`SECUREPUSH_MAX_PUSH_RATE`), so that a
 /// broadcast's fetch storm (every push makes a phone fetch within seconds) stays within what the read API
@@ -16,28 +16,28 @@ public final class PushPacer: Sendable {
         var updated: ContinuousClock.Instant
         var processes: Int
     }
-    private let bucket: Mutex<Bucket>
+    private let bucket: NIOLockedValueBox<Bucket>
 
     /// A pacer for `fleetRate` pushes per second shared by `processes` live dispatchers.
     public init(fleetRate: Double, processes: Int = 1, now: ContinuousClock.Instant = .now) {
         precondition(fleetRate > 0, "a push rate must be positive")
         self.fleetRate = fleetRate
         let rate = fleetRate / Double(max(processes, 1))
-        self.bucket = Mutex(Bucket(rate: rate, tokens: Self.capacity(rate), updated: now, processes: max(processes, 1)))
+        self.bucket = NIOLockedValueBox(Bucket(rate: rate, tokens: Self.capacity(rate), updated: now, processes: max(processes, 1)))
     }
 
     /// This process's pushes per second.
-    public var rate: Double { bucket.withLock { $0.rate } }
+    public var rate: Double { bucket.withLockedValue { $0.rate } }
 
     /// The live dispatchers the rate is shared by.
-    public var processes: Int { bucket.withLock { $0.processes } }
+    public var processes: Int { bucket.withLockedValue { $0.processes } }
 
     /// Shares the fleet rate among `processes` live dispatchers (this one included, so at least 1); returns
     /// whether the share changed.
     @discardableResult
     public func share(among processes: Int, now: ContinuousClock.Instant = .now) -> Bool {
         let processes = max(processes, 1)
-        return bucket.withLock { bucket in
+        return bucket.withLockedValue { bucket in
             guard bucket.processes != processes else { return false }
             Self.refill(&bucket, now)
             bucket.processes = processes
@@ -49,7 +49,7 @@ public final class PushPacer: Sendable {
 
     /// Reserves one push's slot: how long to wait before sending it (zero when a token is at hand).
     public func reserve(now: ContinuousClock.Instant = .now) -> Duration {
-        bucket.withLock { bucket in
+        bucket.withLockedValue { bucket in
             Self.refill(&bucket, now)
             bucket.tokens -= 1
             return bucket.tokens >= 0 ? .zero : .microseconds(Int64((-bucket.tokens / bucket.rate * 1_000_000).rounded(.up)))
@@ -58,7 +58,7 @@ public final class PushPacer: Sendable {
 
     /// Gives back a slot reserved by a caller that will not send.
     public func giveBack() {
-        bucket.withLock { $0.tokens = min($0.tokens + 1, Self.capacity($0.rate)) }
+        bucket.withLockedValue { $0.tokens = min($0.tokens + 1, Self.capacity($0.rate)) }
     }
 
     /// Waits for one push's slot; false (slot given back) when the task is cancelled meanwhile.

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Wakes waiters (idle dispatcher lanes, the primary router's watch). A generation counter makes wake-ups sticky: a lane that read the
 /// generation before an empty claim returns at once if a NOTIFY arrived in between.
@@ -11,19 +11,19 @@ public final class WakeSignal: Sendable {
         var released: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Creates a signal.
     public init() {}
 
     /// The number of signals so far.
     public var generation: UInt64 {
-        state.withLock { $0.generation }
+        state.withLockedValue { $0.generation }
     }
 
     /// Wakes every waiting lane.
     public func signal() {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.generation &+= 1
             let waiters = state.waiters
             state.waiters.removeAll(keepingCapacity: true)
@@ -37,7 +37,7 @@ public final class WakeSignal: Sendable {
     /// Waits until a signal newer than `seen`, the timeout (none when `nil`), or cancellation,
     /// whichever comes first.
     public func wait(since seen: UInt64, timeout: Duration?) async {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
@@ -51,7 +51,7 @@ public final class WakeSignal: Sendable {
             group.addTask {
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let resumeNow = self.state.withLock { state in
+                        let resumeNow = self.state.withLockedValue { state in
                             if state.generation != seen || state.released.remove(id) != nil {
                                 return true
                             }
@@ -67,11 +67,11 @@ public final class WakeSignal: Sendable {
             await group.next()
             group.cancelAll()
         }
-        state.withLock { _ = $0.released.remove(id) }
+        state.withLockedValue { _ = $0.released.remove(id) }
     }
 
     private func release(_ id: UInt64) {
-        let continuation = state.withLock { state in
+        let continuation = state.withLockedValue { state in
             if let continuation = state.waiters.removeValue(forKey: id) {
                 return Optional(continuation)
             }

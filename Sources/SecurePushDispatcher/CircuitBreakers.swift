@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import Metrics
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 
 /// A dispatcher process's circuit breakers, shared by its lanes: one per platform, and one per push service
 /// (allowed endpoint host) for Web Push and WNS (`CircuitKey`), so their number and their metric series
@@ -24,7 +24,7 @@ public final class CircuitBreakers: Sendable {
     public let policy: CircuitBreakerPolicy
     /// The allowlists that name the push services of Web Push and WNS endpoints.
     public let endpointPolicies: PushEndpointPolicies
-    private let entries = Mutex<[CircuitKey: Entry]>([:])
+    private let entries = NIOLockedValueBox<[CircuitKey: Entry]>([:])
     private let openedCounters: [Platform: Counter]
     private let logger: Logger
 
@@ -54,28 +54,28 @@ public final class CircuitBreakers: Sendable {
     /// Platforms whose whole-platform breaker lets nothing through now (open, or half-open with its probes
     /// out): their deliveries are not claimed.
     func blockedPlatforms(at now: ContinuousClock.Instant) -> Set<Platform> {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             Set(entries.compactMap { key, entry in key.host == nil && !entry.breaker.wouldPermit(at: now) ? key.platform : nil })
         }
     }
 
     /// How long until the first blocked platform's breaker lets a probe through; `nil` when none waits on time.
     func untilNextProbe(at now: ContinuousClock.Instant) -> Duration? {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             // Only times still ahead: an open time already over lets probes through (the platform is claimed again).
             entries.compactMap { key, entry in key.host == nil ? entry.breaker.openUntil.flatMap { $0 > now ? $0 - now : nil } : nil }.min()
         }
     }
 
     /// How many breakers exist (each with its gauge series).
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { entries.withLockedValue { $0.count } }
 
     /// The breakers that are not closed, with wall-clock times (for the heartbeat and `/status`). Also
     /// moves breakers whose open time is over to half-open, so the gauges follow time.
     public func snapshots() -> [CircuitSnapshot] {
         let now = ContinuousClock.now
         let wallNow = Date()
-        let keys = entries.withLock { Array($0.keys) }
+        let keys = entries.withLockedValue { Array($0.keys) }
         var result: [CircuitSnapshot] = []
         for key in keys.sorted() {
             let (phase, until) = update(key, at: now) { breaker in
@@ -94,7 +94,7 @@ public final class CircuitBreakers: Sendable {
     /// Runs `body` on the key's breaker (made on first use), then reports a change of state. The gauge and
     /// counter are set under the lock, so concurrent lanes cannot leave a stale value behind.
     private func update<T>(_ key: CircuitKey, at now: ContinuousClock.Instant, _ body: (inout CircuitBreaker) -> T) -> T {
-        let (value, event) = entries.withLock { entries -> (T, Event?) in
+        let (value, event) = entries.withLockedValue { entries -> (T, Event?) in
             var entry: Entry
             if let existing = entries[key] {
                 entry = existing

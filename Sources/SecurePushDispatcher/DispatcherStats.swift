@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import NIOConcurrencyHelpers
 import SecurePushCore
 import Synchronization
 
@@ -8,7 +9,7 @@ public final class DispatcherStats: Sendable {
     private let sentCount = Atomic<Int64>(0)
     private let failedCount = Atomic<Int64>(0)
     private let listenerConnections = Atomic<Int64>(0)
-    private let listenerHeard = Mutex<Date?>(nil)
+    private let listenerHeard = NIOLockedValueBox<Date?>(nil)
     private let listenerIsUp = Atomic<Bool>(false)
     private let listenerUp = Gauge(label: "securepush_listener_connected")
     private let listenerHeardGauge = Gauge(label: "securepush_listener_last_heard_timestamp_seconds")
@@ -26,7 +27,7 @@ public final class DispatcherStats: Sendable {
     func recordSent(_ count: Int) { sentCount.add(Int64(count), ordering: .relaxed) }
     func recordFailed(_ count: Int) { failedCount.add(Int64(count), ordering: .relaxed) }
     /// When the LISTEN connection last heard from the database (a notification or a liveness probe).
-    public var listenerLastHeard: Date? { listenerHeard.withLock { $0 } }
+    public var listenerLastHeard: Date? { listenerHeard.withLockedValue { $0 } }
     /// The LISTEN connection's state, for the heartbeat.
     public var listener: ListenerStatus { ListenerStatus(connected: listenerIsUp.load(ordering: .relaxed), lastHeard: listenerLastHeard) }
 
@@ -44,7 +45,7 @@ public final class DispatcherStats: Sendable {
 
     func recordListenerHeard() {
         let now = Date()
-        listenerHeard.withLock { $0 = now }
+        listenerHeard.withLockedValue { $0 = now }
         listenerHeardGauge.record(now.timeIntervalSince1970)
     }
 }

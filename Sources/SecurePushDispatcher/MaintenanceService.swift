@@ -1,8 +1,8 @@
 import Logging
+import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushStore
 import ServiceLifecycle
-import Synchronization
 
 /// Periodically rescues expired leases, sweeps expired deliveries, folds the unread-badge rows and prunes
 /// old history. Every process runs it; its statements are safe to run concurrently.
@@ -46,11 +46,11 @@ public struct MaintenanceService: Service {
             if expired > 0 {
                 logger.info("expired pending deliveries", metadata: ["queue.expired": "\(expired)"])
             }
-            let after = badgeCursor.user.withLock { $0 }
+            let after = badgeCursor.user.withLockedValue { $0 }
             let last = try await withDeadline(timeout) {
                 try await maintenance.compactBadges(after: after, users: Self.badgeUsersPerRound)
             }
-            badgeCursor.user.withLock { $0 = last }
+            badgeCursor.user.withLockedValue { $0 = last }
             if prune {
                 let staleAfter = configuration.deviceStaleAfter
                 let retired = try await withDeadline(timeout) { try await maintenance.retireStaleDevices(staleAfter: staleAfter) }
@@ -77,5 +77,5 @@ public struct MaintenanceService: Service {
 
 /// Where the next round's badge compaction starts (the user ids are not logged: they are the producers').
 private final class BadgeCursor: Sendable {
-    let user = Mutex<String?>(nil)
+    let user = NIOLockedValueBox<String?>(nil)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -40,7 +40,7 @@ public struct SimulatedPush: Sendable, Hashable, Codable {
 public final class SimulatedOutbox: Sendable {
     private let fileDescriptor: Int32?
     private let keepInMemory: Bool
-    private let recorded = Mutex<[SimulatedPush]>([])
+    private let recorded = NIOLockedValueBox<[SimulatedPush]>([])
 
     /// Opens (appending) the outbox file, if any; `keepInMemory` keeps every push for `pushes`.
     public init(path: String?, keepInMemory: Bool = false) throws {
@@ -62,7 +62,7 @@ public final class SimulatedOutbox: Sendable {
 
     /// Everything recorded in memory so far.
     public var pushes: [SimulatedPush] {
-        recorded.withLock { $0 }
+        recorded.withLockedValue { $0 }
     }
 
     /// Whether anything is recorded at all (a file or memory).
@@ -70,7 +70,7 @@ public final class SimulatedOutbox: Sendable {
 
     func record(_ push: SimulatedPush) {
         if keepInMemory {
-            recorded.withLock { $0.append(push) }
+            recorded.withLockedValue { $0.append(push) }
         }
         guard let fileDescriptor, var line = try? JSONEncoder.outbox.encode(push) else { return }
         line.append(0x0A)

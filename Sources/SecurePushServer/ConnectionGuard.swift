@@ -1,9 +1,9 @@
 import HummingbirdCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import SecurePushAPI
 import SecurePushCore
-import Synchronization
 
 /// The connection limits of one listener, shared by its connections: at most `perAddress` open
 /// connections per client address (a trusted proxy's connections are not counted: it carries many
@@ -15,7 +15,7 @@ final class ConnectionLimits: Sendable {
     /// previous response (`SECUREPUSH_HTTP_HEADER_TIMEOUT`): trickled or withheld headers are cut off.
     let headerTimeout: TimeAmount
     let trustedProxies: TrustedProxies
-    private let open = Mutex<[String: Int]>([:])
+    private let open = NIOLockedValueBox<[String: Int]>([:])
 
     init(perAddress: Int, headerTimeout: Duration, trustedProxies: TrustedProxies) {
         self.perAddress = perAddress
@@ -26,7 +26,7 @@ final class ConnectionLimits: Sendable {
     /// Counts a new connection from `address`; false (not counted) when the address is at its limit.
     func admit(_ address: String) -> Bool {
         if trustedProxies.trusts(address) { return true }
-        return open.withLock { open in
+        return open.withLockedValue { open in
             let count = open[address, default: 0]
             guard count < perAddress else { return false }
             open[address] = count + 1
@@ -37,14 +37,14 @@ final class ConnectionLimits: Sendable {
     /// Forgets a connection `admit` counted.
     func release(_ address: String) {
         if trustedProxies.trusts(address) { return }
-        open.withLock { open in
+        open.withLockedValue { open in
             let count = open[address, default: 1] - 1
             open[address] = count > 0 ? count : nil
         }
     }
 
     /// Addresses with an open connection now (the table's size; for tests).
-    var addresses: Int { open.withLock { $0.count } }
+    var addresses: Int { open.withLockedValue { $0.count } }
 }
 
 /// An HTTP/1.1 child channel with `ConnectionGuard` in front of Hummingbird's HTTP/1 pipeline.

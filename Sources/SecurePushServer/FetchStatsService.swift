@@ -1,10 +1,10 @@
 import Logging
+import NIOConcurrencyHelpers
 import Prometheus
 import SecurePushCore
 import SecurePushDispatcher
 import SecurePushStore
 import ServiceLifecycle
-import Synchronization
 
 /// Refreshes the fetch-lifecycle gauges of `/metrics` from the database every `interval` (the API role
 /// runs it), so a scrape never waits for, or fails with, the database:
@@ -22,7 +22,7 @@ public final class FetchStatsService: Service {
     let interval: Duration
     let timeout: Duration
     let logger: Logger
-    private let gauges = Mutex<[String: PlatformGauges]>([:])
+    private let gauges = NIOLockedValueBox<[String: PlatformGauges]>([:])
 
     /// Creates the service; each refresh is bounded by `timeout`.
     public init(status: StatusStore, registry: PrometheusCollectorRegistry, interval: Duration, timeout: Duration, logger: Logger) {
@@ -48,7 +48,7 @@ public final class FetchStatsService: Service {
         let status = self.status
         let rows = try await withDeadline(timeout) { try await status.fetchStats(window: .seconds(3600)) }
         let registry = self.registry
-        gauges.withLock { gauges in
+        gauges.withLockedValue { gauges in
             var seen: Set<String> = []
             for row in rows {
                 seen.insert(row.platform)

@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import SecurePushCore
 import ServiceLifecycle
-import Synchronization
 
 /// A pool that follows the writable primary across a failover: it walks the hosts of `DATABASE_URL`
 /// (`DatabaseConnector`), runs a PostgresNIO pool against the primary it found, and watches that primary on
@@ -38,7 +38,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
     /// How long a call waits for a primary while none is reached before it fails.
     let waitForPrimary: Duration
     let logger: Logger
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let suspicion = WakeSignal()
     /// Signalled at every walk's end (a primary found, or none).
     private let connected = WakeSignal()
@@ -58,16 +58,16 @@ public final class PrimaryRouter: DatabaseClient, Service {
     }
 
     /// What the router is connected to now.
-    public var snapshot: Snapshot { state.withLock { $0.snapshot } }
+    public var snapshot: Snapshot { state.withLockedValue { $0.snapshot } }
 
     /// Waits until a writable primary is reached; throws `NoWritablePrimary` (with the last walk's outcomes)
     /// when none is within `timeout`. For one-shot commands, which start the router and use it at once.
     public func waitForPrimary(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if state.withLock({ $0.client != nil }) { return }
+            if state.withLockedValue({ $0.client != nil }) { return }
             let seen = connected.generation
-            if state.withLock({ $0.client != nil }) { return }
+            if state.withLockedValue({ $0.client != nil }) { return }
             await connected.wait(since: seen, timeout: deadline - ContinuousClock.now)
         }
         _ = try currentNow()
@@ -106,7 +106,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
         try await cancelWhenGracefulShutdown {
             await self.followPrimary()
         }
-        state.withLock { $0.client = nil }
+        state.withLockedValue { $0.client = nil }
     }
 
     // MARK: Internals
@@ -114,13 +114,13 @@ public final class PrimaryRouter: DatabaseClient, Service {
     /// The pool on the primary; while none is reached, waits up to `waitForPrimary` (a failover's gap, or
     /// the start of the process) and then throws `NoWritablePrimary`.
     private func current() async throws -> PostgresClient {
-        if let client = state.withLock({ $0.client }) { return client }
+        if let client = state.withLockedValue({ $0.client }) { return client }
         try await waitForPrimary(timeout: waitForPrimary)
         return try currentNow()
     }
 
     private func currentNow() throws -> PostgresClient {
-        let (client, problem) = state.withLock { ($0.client, $0.snapshot.problem) }
+        let (client, problem) = state.withLockedValue { ($0.client, $0.snapshot.problem) }
         guard let client else { throw NoWritablePrimary(outcomes: [problem ?? "not connected yet"]) }
         return client
     }
@@ -141,7 +141,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
                 (monitor, endpoint) = try await connector.connectPrimary(id: connectionID, logger: logger)
             } catch {
                 let problem = String(describing: (error as? NoWritablePrimary) ?? NoWritablePrimary(outcomes: ["\(DatabaseErrorSummary(error))"]))
-                state.withLock { $0.snapshot.problem = problem }
+                state.withLockedValue { $0.snapshot.problem = problem }
                 connected.signal()
                 if problem != lastProblem {
                     logger.warning("no writable primary reached; retrying", metadata: ["db.problem": "\(problem)"])
@@ -156,7 +156,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
             let client = makeClient(endpoint)
             await withDiscardingTaskGroup { group in
                 group.addTask { await client.run() }
-                let switches = state.withLock { state in
+                let switches = state.withLockedValue { state in
                     state.client = client
                     state.snapshot = Snapshot(primary: endpoint, problem: nil, lastHeard: Date(), switches: state.snapshot.switches)
                     return state.snapshot.switches
@@ -165,7 +165,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
                 logger.notice(
                     "connected to the writable primary", metadata: ["db.primary": "\(endpoint)", "db.primary_switches": "\(switches)"])
                 let reason = await watch(monitor)
-                state.withLock { state in
+                state.withLockedValue { state in
                     state.client = nil
                     state.snapshot.primary = nil
                     state.snapshot.problem = reason
@@ -189,7 +189,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
             do {
                 let role = try await withDeadline(timeout) { try await DatabaseConnector.role(of: monitor, logger: logger) }
                 guard role == .primary else { return "the primary is now \(role.rawValue)" }
-                state.withLock { $0.snapshot.lastHeard = Date() }
+                state.withLockedValue { $0.snapshot.lastHeard = Date() }
             } catch {
                 return "the primary did not answer a probe within \(timeout) (\(DatabaseErrorSummary(error)))"
             }

@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 import Testing
 
 @Suite("withDeadline")
@@ -21,31 +21,31 @@ struct DeadlineTests {
 
     @Test("a value produced after the deadline goes to discard (a late connection is closed, not dropped)")
     func lateValueDiscarded() async throws {
-        let discarded = Mutex<[Int]>([])
-        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let discarded = NIOLockedValueBox<[Int]>([])
+        let gate = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
         await #expect(throws: DeadlineExceeded.self) {
-            try await withDeadline(.milliseconds(50), discard: { value in discarded.withLock { $0.append(value) } }) {
+            try await withDeadline(.milliseconds(50), discard: { value in discarded.withLockedValue { $0.append(value) } }) {
                 // Ignores cancellation, as a connection attempt in flight may: finishes only when let through.
-                await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+                await withCheckedContinuation { continuation in gate.withLockedValue { $0 = continuation } }
                 return 7
             }
         }
-        #expect(discarded.withLock { $0 }.isEmpty, "nothing produced yet")
+        #expect(discarded.withLockedValue { $0 }.isEmpty, "nothing produced yet")
         let clock = ContinuousClock()
         let limit = clock.now + .seconds(10)
         var waiting: CheckedContinuation<Void, Never>?
         while waiting == nil, clock.now < limit {
-            waiting = gate.withLock { $0 }
+            waiting = gate.withLockedValue { $0 }
             await Task.yield()
         }
         waiting?.resume()
-        while discarded.withLock({ $0 }).isEmpty, clock.now < limit { await Task.yield() }
-        #expect(discarded.withLock { $0 } == [7])
+        while discarded.withLockedValue({ $0 }).isEmpty, clock.now < limit { await Task.yield() }
+        #expect(discarded.withLockedValue { $0 } == [7])
     }
 
     @Test("an operation that outlives the deadline throws DeadlineExceeded, and is cancelled")
     func timeout() async throws {
-        let cancelled = Mutex(false)
+        let cancelled = NIOLockedValueBox(false)
         let clock = ContinuousClock()
         let start = clock.now
         await #expect(throws: DeadlineExceeded.self) {
@@ -53,7 +53,7 @@ struct DeadlineTests {
                 do {
                     try await Task.sleep(for: .seconds(3600))
                 } catch {
-                    cancelled.withLock { $0 = true }
+                    cancelled.withLockedValue { $0 = true }
                     throw error
                 }
             }
@@ -62,8 +62,8 @@ struct DeadlineTests {
         #expect(clock.now - start < .seconds(10))
         // The abandoned operation gets its cancellation; wait for it to observe it.
         let observed = clock.now + .seconds(10)
-        while !cancelled.withLock({ $0 }), clock.now < observed { await Task.yield() }
-        #expect(cancelled.withLock { $0 })
+        while !cancelled.withLockedValue({ $0 }), clock.now < observed { await Task.yield() }
+        #expect(cancelled.withLockedValue { $0 })
     }
 
     @Test("an operation that ignores cancellation cannot hold the caller past the deadline")

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushDispatcher
 import Synchronization
@@ -23,8 +24,8 @@ struct DispatcherCircuitTests {
         let scope: FailureScope
         let retryAfter: Duration?
         let failed = Atomic<Int>(0)
-        let seenDuringSends = Mutex<[[CircuitSnapshot]]>([])
-        let dispatcher = Mutex<Dispatcher?>(nil)
+        let seenDuringSends = NIOLockedValueBox<[[CircuitSnapshot]]>([])
+        let dispatcher = NIOLockedValueBox<Dispatcher?>(nil)
 
         init(failing: Int, scope: FailureScope = .provider, retryAfter: Duration? = nil) {
             self.failing = failing
@@ -36,9 +37,9 @@ struct DispatcherCircuitTests {
             if fails, failed.add(1, ordering: .relaxed).oldValue < failing {
                 return .retry(after: retryAfter, reason: "503 ServiceUnavailable", scope: scope)
             }
-            if let dispatcher = dispatcher.withLock({ $0 }) {
+            if let dispatcher = dispatcher.withLockedValue({ $0 }) {
                 let snapshots = dispatcher.breakers.snapshots()
-                seenDuringSends.withLock { $0.append(snapshots) }
+                seenDuringSends.withLockedValue { $0.append(snapshots) }
             }
             return .sent(messageID: "m")
         }
@@ -58,18 +59,18 @@ struct DispatcherCircuitTests {
         let storm = Storm(failing: 3)
         let provider = ScriptedProvider { storm.answer($0) }
         let healthy = ScriptedProvider(platform: .fcm)
-        let added = Mutex<[UUID]>([])
+        let added = NIOLockedValueBox<[UUID]>([])
         try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider, healthy], configuration: Self.configuration()) {
             dispatcher, _ in
-            storm.dispatcher.withLock { $0 = dispatcher }
+            storm.dispatcher.withLockedValue { $0 = dispatcher }
             // Added once the storm can see the dispatcher: the queue was empty until now. The ten arrive together
             // (one claim takes them all, as one committed statement's rows), however slowly the lane runs.
             let ids = queue.add(count: 10) + [queue.add(platform: .fcm)]
-            added.withLock { $0 = ids }
+            added.withLockedValue { $0 = ids }
             try await DispatcherLaneTests.eventually("all sent") { queue.finished.count == ids.count }
             #expect(dispatcher.breakers.snapshots().isEmpty, "closed again")
         }
-        let ids = added.withLock { $0 }
+        let ids = added.withLockedValue { $0 }
         #expect(provider.started == 13, "3 failures, then each delivery once: nothing was sent while the breaker was open")
         let simulated = Array(ids.prefix(10))
         for id in simulated {
@@ -92,7 +93,7 @@ struct DispatcherCircuitTests {
         #expect(queue.claimedPlatforms.contains([.fcm]))
         #expect(queue.finished[ids[10]] == .sent(messageID: nil))
         // The first send after the storm was the probe, seen while half-open.
-        let first = storm.seenDuringSends.withLock { $0.first }
+        let first = storm.seenDuringSends.withLockedValue { $0.first }
         #expect(first == [CircuitSnapshot(platform: "simulated", host: nil, state: .halfOpen, openUntil: nil)])
     }
 
@@ -110,7 +111,7 @@ struct DispatcherCircuitTests {
         configuration.endpointPolicies.webPush = PushEndpointPolicy(
             allowedHosts: ["failing.example", "healthy.example"], allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS")
         try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider], configuration: configuration) { dispatcher, _ in
-            storm.dispatcher.withLock { $0 = dispatcher }
+            storm.dispatcher.withLockedValue { $0 = dispatcher }
             try await DispatcherLaneTests.eventually("all sent") { queue.finished.count == 10 }
         }
         for id in healthy {
@@ -154,13 +155,13 @@ struct DispatcherCircuitTests {
         let provider = ScriptedProvider { storm.answer($0) }
         let ids = (0..<10).map { _ in queue.add() }
         try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider], configuration: Self.configuration()) { dispatcher, _ in
-            storm.dispatcher.withLock { $0 = dispatcher }
+            storm.dispatcher.withLockedValue { $0 = dispatcher }
             try await DispatcherLaneTests.eventually("all sent") { queue.finished.count == ids.count }
         }
         for id in ids {
             #expect(queue.row(id)?.releases == 0)
             #expect(queue.row(id)?.delivery.push.attempt == 2)
         }
-        #expect(storm.seenDuringSends.withLock { $0.allSatisfy(\.isEmpty) })
+        #expect(storm.seenDuringSends.withLockedValue { $0.allSatisfy(\.isEmpty) })
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 
 /// A `DeliveryQueue` in memory with the PostgreSQL queue's rules (leases, fencing by token, attempts
 /// counted at claim, released claims not counted), so lane logic is tested without a database.
@@ -16,18 +16,18 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
         var lastReleaseDelay: Duration?
     }
 
-    private let rows = Mutex<[UUID: Row]>([:])
-    private let order = Mutex<[UUID]>([])
-    private let rejectedRows = Mutex<[RejectedDelivery]>([])
-    private let claims = Mutex<[[Platform]]>([])
+    private let rows = NIOLockedValueBox<[UUID: Row]>([:])
+    private let order = NIOLockedValueBox<[UUID]>([])
+    private let rejectedRows = NIOLockedValueBox<[RejectedDelivery]>([])
+    private let claims = NIOLockedValueBox<[[Platform]]>([])
 
     /// Adds a pending delivery of `platform`; returns its id.
     @discardableResult
     func add(platform: Platform = .simulated, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
         let id = UUID()
         let row = Self.pendingRow(id, platform: platform, token: token, expiresIn: expiresIn, deviceActive: deviceActive)
-        rows.withLock { $0[id] = row }
-        order.withLock { $0.append(id) }
+        rows.withLockedValue { $0[id] = row }
+        order.withLockedValue { $0.append(id) }
         return id
     }
 
@@ -35,11 +35,11 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
     /// all of them or none. Returns their ids in claim order.
     func add(count: Int, platform: Platform = .simulated) -> [UUID] {
         let ids = (0..<count).map { _ in UUID() }
-        rows.withLock { rows in
+        rows.withLockedValue { rows in
             for id in ids { rows[id] = Self.pendingRow(id, platform: platform) }
         }
         // Claims find rows through `order`: appending the ids together makes them visible together.
-        order.withLock { $0.append(contentsOf: ids) }
+        order.withLockedValue { $0.append(contentsOf: ids) }
         return ids
     }
 
@@ -54,32 +54,32 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
     /// Adds a row the next claim returns as rejected (as an unknown platform in the database would be).
     func addRejected(reason: String) -> UUID {
         let id = UUID()
-        rejectedRows.withLock { $0.append(RejectedDelivery(id: id, reason: reason)) }
+        rejectedRows.withLockedValue { $0.append(RejectedDelivery(id: id, reason: reason)) }
         return id
     }
 
     /// The row of `id`.
-    func row(_ id: UUID) -> Row? { rows.withLock { $0[id] } }
+    func row(_ id: UUID) -> Row? { rows.withLockedValue { $0[id] } }
 
     /// Finished (non-retry) outcomes so far.
     var finished: [UUID: DeliveryOutcome] {
-        rows.withLock { rows in
+        rows.withLockedValue { rows in
             rows.compactMapValues { row in row.outcome.flatMap { $0.kind == .retry ? nil : $0 } }
         }
     }
 
     /// The platforms of every claim so far, in order.
-    var claimedPlatforms: [[Platform]] { claims.withLock { $0 } }
+    var claimedPlatforms: [[Platform]] { claims.withLockedValue { $0 } }
 
     /// Rows currently claimed.
-    var claimedCount: Int { rows.withLock { $0.values.filter { !$0.pending && $0.outcome == nil }.count } }
+    var claimedCount: Int { rows.withLockedValue { $0.values.filter { !$0.pending && $0.outcome == nil }.count } }
 
     func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
         let token = UUID()
         let now = Date()
-        claims.withLock { $0.append(platforms) }
-        let ids = order.withLock { $0 }
-        let deliveries = rows.withLock { rows -> [ClaimedDelivery] in
+        claims.withLockedValue { $0.append(platforms) }
+        let ids = order.withLockedValue { $0 }
+        let deliveries = rows.withLockedValue { rows -> [ClaimedDelivery] in
             var claimed: [ClaimedDelivery] = []
             for id in ids where claimed.count < limit {
                 guard var row = rows[id], row.pending, row.runAt <= now, platforms.contains(row.delivery.push.target.platform) else { continue }
@@ -91,18 +91,18 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
             }
             return claimed
         }
-        let rejected = rejectedRows.withLock { rejected in
+        let rejected = rejectedRows.withLockedValue { rejected in
             defer { rejected.removeAll() }
             return rejected
         }
         for item in rejected {
-            rows.withLock { $0[item.id] = Row(delivery: Self.placeholder(item.id), pending: false, leaseToken: token) }
+            rows.withLockedValue { $0[item.id] = Row(delivery: Self.placeholder(item.id), pending: false, leaseToken: token) }
         }
         return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)
     }
 
     func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int {
-        rows.withLock { rows in
+        rows.withLockedValue { rows in
             var applied = 0
             for completion in completions {
                 guard var row = rows[completion.deliveryID], row.leaseToken == leaseToken, !row.pending else { continue }
@@ -121,7 +121,7 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
 
     func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
         let now = Date()
-        return rows.withLock { rows in
+        return rows.withLockedValue { rows in
             var released = 0
             for id in deliveryIDs {
                 guard var row = rows[id], row.leaseToken == leaseToken, !row.pending else { continue }

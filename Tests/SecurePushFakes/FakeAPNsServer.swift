@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
+import NIOConcurrencyHelpers
 import NIOHTTP2
-import Synchronization
 
 /// A fake APNs provider API: HTTP/2 over TLS on 127.0.0.1, validating requests the way a mature
 /// mock does (apns-id, method, topic, collapse id, priority vs push type, path, JWT, payload) and
@@ -49,7 +49,7 @@ public final class FakeAPNsServer: Sendable {
     /// The underlying HTTP/2 server.
     public let server: FakeHTTPServer
     private let keys: [SigningKey]
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     /// `https://127.0.0.1:<port>` (use as both production and sandbox URL in tests).
     public var baseURL: String { server.baseURL }
@@ -80,37 +80,37 @@ public final class FakeAPNsServer: Sendable {
         self.keys = keys
         self.maxConcurrentStreams = maxConcurrentStreams
         self.keepsRequests = keepsRequests
-        self.state = Mutex(State())
+        self.state = NIOLockedValueBox(State())
     }
 
     /// Every request received, in order.
-    public var requests: [FakeRequest] { state.withLock { $0.requests } }
+    public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// Requests that were accepted with 200 (empty when started with `keepsRequests: false`).
-    public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
+    public var delivered: [FakeRequest] { state.withLockedValue { $0.delivered } }
     /// How many requests were accepted with 200 (counted whether or not requests are kept).
-    public var deliveredCount: Int { state.withLock { $0.deliveredCount } }
+    public var deliveredCount: Int { state.withLockedValue { $0.deliveredCount } }
     /// How many distinct valid provider JWTs have been seen.
-    public var distinctJWTs: Int { state.withLock { $0.acceptedJWTs.count } }
+    public var distinctJWTs: Int { state.withLockedValue { $0.acceptedJWTs.count } }
 
     /// Scripts the answer for a device token (hex, any case).
     public func script(token: String, _ behavior: Behavior) {
-        state.withLock { $0.behaviors[token.lowercased()] = behavior }
+        state.withLockedValue { $0.behaviors[token.lowercased()] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLock { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.defaultBehavior = behavior }
     }
 
     /// Marks a token unregistered: 410 Unregistered with `timestamp` (milliseconds).
     public func unregister(token: String, at date: Date = Date()) {
-        state.withLock { $0.unregistered[token.lowercased()] = Int64(date.timeIntervalSince1970 * 1000) }
+        state.withLockedValue { $0.unregistered[token.lowercased()] = Int64(date.timeIntervalSince1970 * 1000) }
     }
 
     /// Every provider JWT seen so far is from now on rejected with 403 ExpiredProviderToken.
     public func expireProviderTokens() {
-        state.withLock { $0.expiredJWTs.formUnion($0.acceptedJWTs) }
+        state.withLockedValue { $0.expiredJWTs.formUnion($0.acceptedJWTs) }
     }
 
     /// Lowers (or raises) SETTINGS_MAX_CONCURRENT_STREAMS on open connections, as APNs does.
@@ -133,12 +133,12 @@ public final class FakeAPNsServer: Sendable {
 
     func handle(_ request: FakeRequest) -> FakeReply {
         if keepsRequests {
-            state.withLock { $0.requests.append(request) }
+            state.withLockedValue { $0.requests.append(request) }
         }
         let reply = validate(request)
         if case .response(200, _, _) = reply {
             let keep = keepsRequests
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.deliveredCount += 1
                 if keep { state.delivered.append(request) }
             }
@@ -183,7 +183,7 @@ public final class FakeAPNsServer: Sendable {
         guard authorization.lowercased().hasPrefix("bearer ") else { return reject(403, "InvalidProviderToken") }
         let jwt = String(authorization.dropFirst("bearer ".count))
         // A token seen and verified before needs no second signature check (a real server caches too).
-        let seenBefore = state.withLock { $0.acceptedJWTs.contains(jwt) }
+        let seenBefore = state.withLockedValue { $0.acceptedJWTs.contains(jwt) }
         guard let parsed = CompactJWTReader(jwt), parsed.header["alg"] == "ES256",
             let kid = parsed.header["kid"], let key = keys.first(where: { $0.keyID == kid }),
             parsed.string("iss") == key.teamID, let iat = parsed.number("iat"),
@@ -193,7 +193,7 @@ public final class FakeAPNsServer: Sendable {
         if iat > now + 60 { return reject(403, "InvalidProviderToken") }
         if now - iat > 3600 { return reject(403, "ExpiredProviderToken") }
         var firstValidToken = false
-        let verdict: FakeReply? = state.withLock { state in
+        let verdict: FakeReply? = state.withLockedValue { state in
             if state.expiredJWTs.contains(jwt) { return reject(403, "ExpiredProviderToken") }
             if let team = state.teamOfConnection[request.connectionID], team != key.teamID {
                 return reject(403, "InvalidProviderToken")
@@ -209,8 +209,8 @@ public final class FakeAPNsServer: Sendable {
             server.sendSettings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)], toConnection: request.connectionID)
         }
 
-        let scripted: Behavior? = state.withLock { $0.behaviors[token.lowercased()] ?? $0.defaultBehavior }
-        if let timestamp = state.withLock({ $0.unregistered[token.lowercased()] }) {
+        let scripted: Behavior? = state.withLockedValue { $0.behaviors[token.lowercased()] ?? $0.defaultBehavior }
+        if let timestamp = state.withLockedValue({ $0.unregistered[token.lowercased()] }) {
             return reject(410, "Unregistered", timestamp: timestamp)
         }
         switch scripted {
@@ -219,7 +219,7 @@ public final class FakeAPNsServer: Sendable {
         case .reject(let status, let reason, let retryAfter)?:
             return reject(status, reason, timestamp: status == 410 ? Int64(now * 1000) : nil, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case .expireProviderTokenOnce?:
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.behaviors[token.lowercased()] = nil
                 state.expiredJWTs.insert(jwt)
             }

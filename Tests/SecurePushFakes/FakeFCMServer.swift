@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import _CryptoExtras
 
 /// A fake Google OAuth token endpoint (`/token`, JWT-bearer grant, RS256 verified with the service
@@ -53,7 +53,7 @@ public final class FakeFCMServer: Sendable {
     public var projectID: String { accounts[0].projectID }
     /// The first account's email.
     public var clientEmail: String { accounts[0].clientEmail }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// `https://127.0.0.1:<port>`: the FCM base URL.
     public var baseURL: String { server.baseURL }
@@ -83,38 +83,38 @@ public final class FakeFCMServer: Sendable {
     }
 
     /// Every request (token and send), in order.
-    public var requests: [FakeRequest] { state.withLock { $0.requests } }
+    public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// How many access tokens the token endpoint issued.
-    public var issuedAccessTokens: Int { state.withLock { $0.issued.count } }
+    public var issuedAccessTokens: Int { state.withLockedValue { $0.issued.count } }
     /// Accepted messages as received, in order.
-    public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
+    public var delivered: [FakeRequest] { state.withLockedValue { $0.delivered } }
     /// Raw JSON bodies of accepted messages, in order.
     public var deliveredBodies: [Data] { delivered.map(\.body) }
 
     /// Scripts the answer for a registration token.
-    public func script(token: String, _ behavior: Behavior) { state.withLock { $0.behaviors[token] = behavior } }
+    public func script(token: String, _ behavior: Behavior) { state.withLockedValue { $0.behaviors[token] = behavior } }
 
     /// Binds a registration token to the project whose app created it: sends through another project are
     /// answered 403 SENDER_ID_MISMATCH, as Google does.
-    public func bind(token: String, toProject projectID: String) { state.withLock { $0.projectOfRegistration[token] = projectID } }
+    public func bind(token: String, toProject projectID: String) { state.withLockedValue { $0.projectOfRegistration[token] = projectID } }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLock { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.defaultBehavior = behavior }
     }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
-    public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
+    public func revokeAccessTokens() { state.withLockedValue { $0.revoked.formUnion($0.issued) } }
 
     /// The `expires_in` of tokens issued from now on.
-    public func setTokenLifetime(seconds: Int) { state.withLock { $0.tokenLifetime = seconds } }
+    public func setTokenLifetime(seconds: Int) { state.withLockedValue { $0.tokenLifetime = seconds } }
 
     /// Stops the server.
     public func shutdown() async { await server.shutdown() }
 
     func handle(_ request: FakeRequest) -> FakeReply {
-        state.withLock { $0.requests.append(request) }
+        state.withLockedValue { $0.requests.append(request) }
         if request.path == "/token" { return handleToken(request) }
         return handleSend(request)
     }
@@ -139,7 +139,7 @@ public final class FakeFCMServer: Sendable {
             let iat = jwt.number("iat"), let exp = jwt.number("exp"), exp > iat, exp - iat <= 3600, iat <= now + 60, exp > now
         else { return bad("invalid_grant") }
         let token = "ya29.fake-" + UUID().uuidString
-        let lifetime = state.withLock { state in
+        let lifetime = state.withLockedValue { state in
             state.issued.append(token)
             state.projectOfToken[token] = account.projectID
             return state.tokenLifetime
@@ -188,11 +188,11 @@ public final class FakeFCMServer: Sendable {
             return Self.error(401, "UNAUTHENTICATED", "Request is missing required authentication credential.", errorCode: nil)
         }
         let token = String(auth.dropFirst("Bearer ".count))
-        let valid = state.withLock { $0.issued.contains(token) && !$0.revoked.contains(token) }
+        let valid = state.withLockedValue { $0.issued.contains(token) && !$0.revoked.contains(token) }
         guard valid else {
             return Self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", errorCode: nil)
         }
-        guard state.withLock({ $0.projectOfToken[token] }) == project else {
+        guard state.withLockedValue({ $0.projectOfToken[token] }) == project else {
             return Self.error(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource.", errorCode: nil)
         }
         guard request.body.count <= 4096 + 512,
@@ -216,7 +216,7 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid value at 'message.android.priority'", errorCode: "INVALID_ARGUMENT")
             }
         }
-        if let bound = state.withLock({ $0.projectOfRegistration[registrationToken] }), bound != project {
+        if let bound = state.withLockedValue({ $0.projectOfRegistration[registrationToken] }), bound != project {
             return Self.error(403, "PERMISSION_DENIED", "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH")
         }
         if let apns = message["apns"] {
@@ -230,7 +230,7 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid APNs priority for a background push", errorCode: "INVALID_ARGUMENT")
             }
         }
-        switch state.withLock({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
+        switch state.withLockedValue({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
         case .stall?:
             return .stall
         case .reject(let status, let errorCode, let text, let retryAfter, let field)?:
@@ -241,7 +241,7 @@ public final class FakeFCMServer: Sendable {
             break
         }
         let id = UInt64.random(in: 1...UInt64.max)
-        state.withLock { $0.delivered.append(request) }
+        state.withLockedValue { $0.delivered.append(request) }
         return .json(200, ["name": "projects/\(project)/messages/\(id)"])
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import Synchronization
 
 /// A TLS server on 127.0.0.1 (port 0, so the kernel picks a free port) that speaks HTTP/2 and,
 /// when allowed, HTTP/1.1 (chosen by ALPN). Each request goes to a synchronous handler that
@@ -96,7 +96,7 @@ public final class FakeHTTPServer: Sendable {
     public let traffic: FakeTraffic
 
     /// How many connections have been accepted so far.
-    public var acceptedConnections: Int { table.state.withLock { $0.nextConnectionID } }
+    public var acceptedConnections: Int { table.state.withLockedValue { $0.nextConnectionID } }
 
     /// Sends an HTTP/2 SETTINGS frame to every open HTTP/2 connection (e.g. lower MAX_CONCURRENT_STREAMS).
     public func sendSettings(_ settings: [HTTP2Setting]) {
@@ -107,7 +107,7 @@ public final class FakeHTTPServer: Sendable {
 
     /// Sends an HTTP/2 SETTINGS frame on one connection (if it is still open).
     public func sendSettings(_ settings: [HTTP2Setting], toConnection id: Int) {
-        guard let channel = table.state.withLock({ $0.http2Connections.contains(id) ? $0.connections[id] : nil }) else { return }
+        guard let channel = table.state.withLockedValue({ $0.http2Connections.contains(id) ? $0.connections[id] : nil }) else { return }
         channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))), promise: nil)
     }
 
@@ -125,14 +125,14 @@ public final class FakeHTTPServer: Sendable {
     /// Closes every connection and the listening socket.
     public func shutdown() async {
         try? await serverChannel.close()
-        let channels = table.state.withLock { Array($0.connections.values) }
+        let channels = table.state.withLockedValue { Array($0.connections.values) }
         for channel in channels {
             try? await channel.close()
         }
     }
 
     private func http2Channels() -> [any Channel] {
-        table.state.withLock { state in state.connections.filter { state.http2Connections.contains($0.key) }.map(\.value) }
+        table.state.withLockedValue { state in state.connections.filter { state.http2Connections.contains($0.key) }.map(\.value) }
     }
 }
 
@@ -144,10 +144,10 @@ final class ConnectionTable: Sendable {
         var http2Connections: Set<Int> = []
     }
 
-    let state = Mutex(State())
+    let state = NIOLockedValueBox(State())
 
     func register(_ channel: any Channel) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.nextConnectionID += 1
             state.connections[state.nextConnectionID] = channel
             return state.nextConnectionID
@@ -155,10 +155,10 @@ final class ConnectionTable: Sendable {
     }
 
     func unregister(_ id: Int) {
-        _ = state.withLock { $0.connections.removeValue(forKey: id) }
+        _ = state.withLockedValue { $0.connections.removeValue(forKey: id) }
     }
 
     func markHTTP2(_ id: Int) {
-        _ = state.withLock { $0.http2Connections.insert(id) }
+        _ = state.withLockedValue { $0.http2Connections.insert(id) }
     }
 }

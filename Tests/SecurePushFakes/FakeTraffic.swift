@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One request a fake server received and what it answered.
 public struct FakeExchange: Sendable {
@@ -22,20 +22,20 @@ public final class FakeTraffic: Sendable {
         var maxInFlight = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
     /// Every exchange so far, in arrival order.
-    public var exchanges: [FakeExchange] { state.withLock { $0.exchanges } }
+    public var exchanges: [FakeExchange] { state.withLockedValue { $0.exchanges } }
     /// Requests in flight now.
-    public var inFlight: Int { state.withLock { $0.inFlight } }
+    public var inFlight: Int { state.withLockedValue { $0.inFlight } }
     /// The most requests in flight at once since the start (or the last `resetMaxInFlight()`).
-    public var maxInFlight: Int { state.withLock { $0.maxInFlight } }
+    public var maxInFlight: Int { state.withLockedValue { $0.maxInFlight } }
 
     /// Starts the high-water mark again from the requests in flight now.
     public func resetMaxInFlight() {
-        state.withLock { $0.maxInFlight = $0.inFlight }
+        state.withLockedValue { $0.maxInFlight = $0.inFlight }
     }
 
     /// Wraps a handler so that every request is counted in flight and its exchange recorded. The
@@ -43,7 +43,7 @@ public final class FakeTraffic: Sendable {
     func recording(_ handler: @escaping FakeHTTPServer.Handler) -> FakeHTTPServer.Handler {
         { request in
             let receivedAt = Date()
-            self.state.withLock { state in
+            self.state.withLockedValue { state in
                 state.inFlight += 1
                 state.maxInFlight = max(state.maxInFlight, state.inFlight)
             }
@@ -56,13 +56,13 @@ public final class FakeTraffic: Sendable {
                 let retryAfter = headers.first { $0.0.lowercased() == "retry-after" }?.1
                 exchange = FakeExchange(request: request, receivedAt: receivedAt, status: status, retryAfter: retryAfter)
             }
-            self.state.withLock { $0.exchanges.append(exchange) }
+            self.state.withLockedValue { $0.exchanges.append(exchange) }
             return reply
         }
     }
 
     /// One request is no longer in flight.
     func finished() {
-        state.withLock { $0.inFlight -= 1 }
+        state.withLockedValue { $0.inFlight -= 1 }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A fake WNS: an OAuth client-credentials token endpoint (`/token`) and channel URIs (`/w/?token=...`)
 /// accepting raw notifications, with WNS's response headers and status codes. Scriptable per channel.
@@ -35,7 +35,7 @@ public final class FakeWNSServer: Sendable {
     public var clientSecret: String { clients[0].secret }
     /// The scope the token endpoint expects.
     public let scope: String
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// The token endpoint URL.
     public var tokenURL: String { server.baseURL + "/token" }
@@ -67,30 +67,30 @@ public final class FakeWNSServer: Sendable {
     public func makeChannelURI(for clientID: String? = nil) -> String {
         let uri = server.baseURL + "/w/?token=" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
         let owner = clientID ?? self.clientID
-        state.withLock { $0.clientOfChannel[Self.pathAndQuery(uri)] = owner }
+        state.withLockedValue { $0.clientOfChannel[Self.pathAndQuery(uri)] = owner }
         return uri
     }
 
     /// Scripts the answer for a channel URI.
     public func script(channel: String, _ behavior: Behavior) {
-        state.withLock { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
+        state.withLockedValue { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLock { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.defaultBehavior = behavior }
     }
 
     /// Revokes all access tokens issued so far (sends then get 401).
-    public func revokeAccessTokens() { state.withLock { $0.revoked.formUnion($0.issued) } }
+    public func revokeAccessTokens() { state.withLockedValue { $0.revoked.formUnion($0.issued) } }
 
     /// Every request received.
-    public var requests: [FakeRequest] { state.withLock { $0.requests } }
+    public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// Accepted notifications.
-    public var delivered: [FakeRequest] { state.withLock { $0.delivered } }
+    public var delivered: [FakeRequest] { state.withLockedValue { $0.delivered } }
     /// How many access tokens were issued.
-    public var issuedAccessTokens: Int { state.withLock { $0.issued.count } }
+    public var issuedAccessTokens: Int { state.withLockedValue { $0.issued.count } }
 
     /// Stops the server.
     public func shutdown() async { await server.shutdown() }
@@ -101,7 +101,7 @@ public final class FakeWNSServer: Sendable {
     }
 
     func handle(_ request: FakeRequest) -> FakeReply {
-        state.withLock { $0.requests.append(request) }
+        state.withLockedValue { $0.requests.append(request) }
         if request.path == "/token" {
             var form: [String: String] = [:]
             for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
@@ -116,7 +116,7 @@ public final class FakeWNSServer: Sendable {
             }
             guard form["scope"] == scope else { return .json(400, ["error": "invalid_scope"]) }
             let token = "wns-fake-" + UUID().uuidString
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.issued.append(token)
                 state.clientOfToken[token] = client.id
             }
@@ -126,11 +126,11 @@ public final class FakeWNSServer: Sendable {
         guard request.header("transfer-encoding") == nil, request.header("expect") == nil else { return .status(400) }
         guard let auth = request.header("authorization"), auth.hasPrefix("Bearer ") else { return .status(401) }
         let token = String(auth.dropFirst("Bearer ".count))
-        guard state.withLock({ $0.issued.contains(token) && !$0.revoked.contains(token) }) else {
+        guard state.withLockedValue({ $0.issued.contains(token) && !$0.revoked.contains(token) }) else {
             return .status(401, headers: [("www-authenticate", "Bearer error=\"invalid_token\"")])
         }
-        let owner = state.withLock { $0.clientOfChannel[request.path] }
-        if let owner, owner != state.withLock({ $0.clientOfToken[token] }) {
+        let owner = state.withLockedValue { $0.clientOfChannel[request.path] }
+        if let owner, owner != state.withLockedValue({ $0.clientOfToken[token] }) {
             return .status(403, headers: [("x-wns-error-description", "The token does not belong to the app that created the channel")])
         }
         guard let type = request.header("x-wns-type"), ["wns/raw", "wns/toast", "wns/tile", "wns/badge"].contains(type) else {
@@ -139,12 +139,12 @@ public final class FakeWNSServer: Sendable {
         if type == "wns/raw", request.header("content-type") != "application/octet-stream" { return .status(400) }
         if let ttl = request.header("x-wns-ttl"), Int(ttl) == nil { return .status(400) }
         guard request.body.count <= 5000 else { return .status(413) }
-        switch state.withLock({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
+        switch state.withLockedValue({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
         case .stall?: return .stall
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case nil: break
         }
-        state.withLock { $0.delivered.append(request) }
+        state.withLockedValue { $0.delivered.append(request) }
         return .status(200, headers: [("x-wns-status", "received"), ("x-wns-msg-id", String(UInt64.random(in: 1...UInt64.max), radix: 16))])
     }
 }

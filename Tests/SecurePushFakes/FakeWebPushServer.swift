@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A fake Web Push service (RFC 8030) over TLS on 127.0.0.1. Subscriptions are created by the test;
 /// each push's body is decrypted with the subscription's private key (RFC 8291) and its VAPID
@@ -51,7 +51,7 @@ public final class FakeWebPushServer: Sendable {
 
     /// The underlying server.
     public let server: FakeHTTPServer
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// The CA certificate file clients must trust.
     public var caFile: String { server.authority.caFile }
@@ -76,27 +76,27 @@ public final class FakeWebPushServer: Sendable {
     public func subscribe() -> Subscription {
         let decryptor = WebPushDecryptor()
         let path = "/push/" + UUID().uuidString.lowercased()
-        state.withLock { $0.subscriptions[path] = decryptor }
+        state.withLockedValue { $0.subscriptions[path] = decryptor }
         return Subscription(endpoint: server.baseURL + path, p256dh: decryptor.p256dh, auth: decryptor.auth, decryptor: decryptor)
     }
 
     /// Scripts the answer for a subscription.
     public func script(_ subscription: Subscription, _ behavior: Behavior) {
-        state.withLock { $0.behaviors[Self.path(of: subscription.endpoint)] = behavior }
+        state.withLockedValue { $0.behaviors[Self.path(of: subscription.endpoint)] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLock { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.defaultBehavior = behavior }
     }
 
     /// Every request received.
-    public var requests: [FakeRequest] { state.withLock { $0.requests } }
+    public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// Accepted pushes with their decrypted plaintext.
-    public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    public var deliveries: [Delivery] { state.withLockedValue { $0.deliveries } }
     /// Why requests were refused (400/401/403), for diagnosing a failing test.
-    public var rejections: [String] { state.withLock { $0.rejections } }
+    public var rejections: [String] { state.withLockedValue { $0.rejections } }
 
     /// Stops the server.
     public func shutdown() async { await server.shutdown() }
@@ -104,14 +104,14 @@ public final class FakeWebPushServer: Sendable {
     static func path(of endpoint: String) -> String { URL(string: endpoint).map { $0.path } ?? endpoint }
 
     func handle(_ request: FakeRequest) -> FakeReply {
-        state.withLock { $0.requests.append(request) }
+        state.withLockedValue { $0.requests.append(request) }
         func refuse(_ status: Int, _ why: String) -> FakeReply {
-            state.withLock { $0.rejections.append(why) }
+            state.withLockedValue { $0.rejections.append(why) }
             return .response(status: status, headers: [("content-type", "text/plain")], body: Data(why.utf8))
         }
         guard request.method == "POST" else { return refuse(405, "method") }
-        guard let decryptor = state.withLock({ $0.subscriptions[request.path] }) else { return .status(404) }
-        switch state.withLock({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
+        guard let decryptor = state.withLockedValue({ $0.subscriptions[request.path] }) else { return .status(404) }
+        switch state.withLockedValue({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
         case .stall?: return .stall
         case .redirect(let target)?: return .status(301, headers: [("location", target)])
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
@@ -150,7 +150,7 @@ public final class FakeWebPushServer: Sendable {
         } catch {
             return refuse(400, "decryption failed: \(error)")
         }
-        state.withLock { $0.deliveries.append(Delivery(request: request, plaintext: plaintext, vapidJWT: jwtText, vapidKey: keyText)) }
+        state.withLockedValue { $0.deliveries.append(Delivery(request: request, plaintext: plaintext, vapidJWT: jwtText, vapidKey: keyText)) }
         return .status(201, headers: [("location", server.baseURL + "/message/" + UUID().uuidString.lowercased())])
     }
 }

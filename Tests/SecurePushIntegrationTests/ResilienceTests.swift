@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
@@ -6,7 +7,6 @@ import SecurePushProviders
 import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport
-import Synchronization
 import Testing
 
 @Suite("Dispatcher resilience")
@@ -112,14 +112,14 @@ struct ResilienceTests {
             for index in 0..<10 { _ = try await db.enqueue(user: "eve", payload: #"{"n":\#(index)}"#) }
             let (started, startedContinuation) = AsyncStream<Void>.makeStream()
             let (gate, gateContinuation) = AsyncStream<Void>.makeStream()
-            let gateOpened = Mutex(false)
+            let gateOpened = NIOLockedValueBox(false)
             var configuration = DispatcherConfiguration.testing
             configuration.concurrency = 1
             configuration.batchSize = 10
             configuration.lanes = 1
             let harness = try DispatcherHarness(database: db, configuration: configuration) { _ in
                 startedContinuation.yield()
-                if !gateOpened.withLock({ $0 }) {
+                if !gateOpened.withLockedValue({ $0 }) {
                     for await _ in gate { break }
                 }
                 return .sent(messageID: nil)
@@ -130,7 +130,7 @@ struct ResilienceTests {
 
             let stopping = Task { await harness.stop() }
             try await db.eventually("shutdown began") { harness.assembly.dispatcher.stopRequested }
-            gateOpened.withLock { $0 = true }
+            gateOpened.withLockedValue { $0 = true }
             gateContinuation.yield()
             await stopping.value
 

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
+import NIOConcurrencyHelpers
 import SecurePushFakes
-import Synchronization
 import Testing
 
 @testable import SecurePushProviders
@@ -9,14 +9,14 @@ import Testing
 @Suite("APNs provider token cache")
 struct APNsTokenCacheTests {
     final class Clock: Sendable {
-        let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-        func advance(_ seconds: TimeInterval) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
+        let now = NIOLockedValueBox(Date(timeIntervalSince1970: 1_800_000_000))
+        func advance(_ seconds: TimeInterval) { now.withLockedValue { $0 = $0.addingTimeInterval(seconds) } }
     }
 
     @Test("one token per (team, key), renewed after its lifetime, iat as a number")
     func lifetime() throws {
         let clock = Clock()
-        let cache = APNsTokenCache(lifetime: .seconds(50 * 60)) { clock.now.withLock { $0 } }
+        let cache = APNsTokenCache(lifetime: .seconds(50 * 60)) { clock.now.withLockedValue { $0 } }
         let key = P256.Signing.PrivateKey()
         let app = APNsConfiguration.App(topic: "a", teamID: "TEAM000001", keyID: "KEY0000001", key: key)
         let sameTeamOtherApp = APNsConfiguration.App(topic: "b", teamID: "TEAM000001", keyID: "KEY0000001", key: key)

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushFakes
-import Synchronization
 import Testing
 
 @testable import SecurePushProviders
@@ -10,14 +10,14 @@ import Testing
 /// A resolver answering fixed addresses (or failing), recording what it was asked.
 final class FixedResolver: HostResolver {
     let answer: [IPAddress]?
-    let asked = Mutex<[String]>([])
+    let asked = NIOLockedValueBox<[String]>([])
 
     init(_ addresses: [String]?) {
         self.answer = addresses.map { $0.map { IPAddress($0)! } }
     }
 
     func addresses(of host: String) async throws -> [IPAddress] {
-        asked.withLock { $0.append(host) }
+        asked.withLockedValue { $0.append(host) }
         guard let answer else { throw HostResolutionError(code: -2) }
         return answer
     }
@@ -52,7 +52,7 @@ struct EndpointGuardTests {
             let result = await fixture.provider.send(push)
             #expect(result == .tokenInvalid(reason: "Web Push endpoint refused: its host push.example.test resolves to \(why)"))
             #expect(fixture.fake.requests.isEmpty)
-            #expect(resolver.asked.withLock { $0 } == ["push.example.test"])
+            #expect(resolver.asked.withLockedValue { $0 } == ["push.example.test"])
         }
     }
 
@@ -113,7 +113,7 @@ struct EndpointGuardTests {
                 await fixture.provider.send(elsewhere)
                     == .tokenInvalid(reason: "Web Push endpoint refused: its host evil.example.com is not in SECUREPUSH_WEBPUSH_ALLOWED_HOSTS"))
             #expect(fixture.fake.requests.isEmpty)
-            #expect(resolver.asked.withLock { $0 }.isEmpty)
+            #expect(resolver.asked.withLockedValue { $0 }.isEmpty)
         }
     }
 
@@ -136,7 +136,7 @@ struct EndpointGuardTests {
             let channel = Self.renamed(fixture.fake.makeChannelURI(), to: "localhost")
             #expect(await fixture.provider.send(TestSupport.push(token: channel, platform: .wns)).kind == "sent")
             #expect(fixture.fake.delivered.count == 1)
-            #expect(resolver.asked.withLock { $0 } == ["localhost"])
+            #expect(resolver.asked.withLockedValue { $0 } == ["localhost"])
         }
     }
 

@@ -1,15 +1,15 @@
 import Crypto
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders
-import Synchronization
 import Testing
 
 /// Collects every log record (message and metadata) at trace level.
 final class RecordingLogs: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = NIOLockedValueBox<[String]>([])
 
     var logger: Logger {
         var logger = Logger(label: "securepush.hygiene") { _ in RecordingLogHandler(sink: self) }
@@ -27,7 +27,7 @@ final class RecordingLogs: Sendable {
         }
         func log(event: LogEvent) {
             let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            sink.lines.withLock { $0.append("\(event.message) \(all)") }
+            sink.lines.withLockedValue { $0.append("\(event.message) \(all)") }
         }
     }
 }
@@ -53,7 +53,7 @@ struct LogHygieneTests {
             for token in tokens { _ = await provider.send(TestSupport.push(token: token)) }
         }
         let jwts = Set(fake.requests.compactMap { $0.header("authorization")?.replacingOccurrences(of: "bearer ", with: "") })
-        let lines = logs.lines.withLock { $0 }
+        let lines = logs.lines.withLockedValue { $0 }
         #expect(lines.contains { $0.contains("APNs 400 BadTopic") })  // the error was logged ...
         for line in lines {
             for token in tokens { #expect(!line.contains(token)) }  // ... without the token
@@ -84,7 +84,7 @@ struct LogHygieneTests {
             _ = await bad.send(TestSupport.push(token: wns.makeChannelURI(), platform: .wns))
         }
         let accessTokens = Set(wns.requests.compactMap { $0.header("authorization") }.map { $0.replacingOccurrences(of: "Bearer ", with: "") })
-        let lines = logs.lines.withLock { $0 }
+        let lines = logs.lines.withLockedValue { $0 }
         #expect(lines.count >= 2)
         for line in lines {
             #expect(!line.contains("very-secret-value"))

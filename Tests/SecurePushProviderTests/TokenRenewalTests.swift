@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 import Testing
 
 @testable import SecurePushProviders
@@ -8,19 +8,19 @@ import Testing
 struct TokenRenewalTests {
     /// Hands out tokens t1, t2, ... and records what the loop did.
     final class Script: Sendable {
-        let events = Mutex<[String]>([])
-        let issued = Mutex(0)
+        let events = NIOLockedValueBox<[String]>([])
+        let issued = NIOLockedValueBox(0)
 
         func token() -> String {
-            let next = issued.withLock { count in
+            let next = issued.withLockedValue { count in
                 count += 1
                 return count
             }
-            events.withLock { $0.append("token t\(next)") }
+            events.withLockedValue { $0.append("token t\(next)") }
             return "t\(next)"
         }
-        func record(_ event: String) { events.withLock { $0.append(event) } }
-        var log: [String] { events.withLock { $0 } }
+        func record(_ event: String) { events.withLockedValue { $0.append(event) } }
+        var log: [String] { events.withLockedValue { $0 } }
     }
 
     static let stillRefused = PushResult.retry(after: nil, reason: "still refused")

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Synchronization
 import Testing
 
@@ -8,14 +9,14 @@ import Testing
 struct ReadBatcherTests {
     /// A runner that holds its first statement until released and records every statement's fetches.
     final class GatedRunner: Sendable {
-        let statements = Mutex<[[UUID]]>([])
+        let statements = NIOLockedValueBox<[[UUID]]>([])
         let release: AsyncStream<Void>
         let releaser: AsyncStream<Void>.Continuation
 
         init() { (release, releaser) = AsyncStream.makeStream() }
 
         func run(_ requests: [ReadBatcher.Request]) async throws -> [DeviceAccess<[FetchedNotification]>] {
-            let first = statements.withLock { recorded in
+            let first = statements.withLockedValue { recorded in
                 recorded.append(requests.map(\.proof.deviceID))
                 return recorded.count == 1
             }
@@ -53,7 +54,7 @@ struct ReadBatcherTests {
             runner.releaser.yield()
             for try await (asked, answered) in group { #expect(asked == answered, "each fetch gets the result of its own request") }
         }
-        let statements = runner.statements.withLock { $0 }
+        let statements = runner.statements.withLockedValue { $0 }
         #expect(statements.count == 2)
         #expect(statements.map(\.count) == [1, 5])
         #expect(Set(statements.flatMap { $0 }) == Set(requests.map(\.proof.deviceID)))
@@ -67,7 +68,7 @@ struct ReadBatcherTests {
         let requests = [Self.request()] + (0..<7).map { _ in Self.request(4) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { _ = try await batcher.fetch(requests[0]) { try await runner.run($0) } }
-            while runner.statements.withLock({ $0.isEmpty }) { await Task.yield() }
+            while runner.statements.withLockedValue({ $0.isEmpty }) { await Task.yield() }
             for request in requests.dropFirst() {
                 group.addTask { _ = try await batcher.fetch(request) { try await runner.run($0) } }
             }
@@ -75,7 +76,7 @@ struct ReadBatcherTests {
             runner.releaser.yield()
             try await group.waitForAll()
         }
-        let sizes = runner.statements.withLock { $0.map(\.count) }
+        let sizes = runner.statements.withLockedValue { $0.map(\.count) }
         // 7 waiting fetches of 4 ids each: at most 10 ids (2 fetches) per statement.
         #expect(sizes == [1, 2, 2, 2, 1])
     }

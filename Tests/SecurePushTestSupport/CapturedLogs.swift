@@ -1,9 +1,9 @@
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Keeps every log line (message and metadata) a logger writes, so tests can prove what never appears.
 public final class CapturedLogs: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = NIOLockedValueBox<[String]>([])
 
     /// Creates an empty capture.
     public init() {}
@@ -16,10 +16,10 @@ public final class CapturedLogs: Sendable {
     }
 
     /// Everything logged so far, one string per line.
-    public var all: [String] { lines.withLock { $0 } }
+    public var all: [String] { lines.withLockedValue { $0 } }
 
     fileprivate func append(_ line: String) {
-        lines.withLock { $0.append(line) }
+        lines.withLockedValue { $0.append(line) }
     }
 }
 

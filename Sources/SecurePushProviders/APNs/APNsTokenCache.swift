@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Provider JWTs, one per (team, key), reused for `lifetime` and renewed early only when APNs
 /// rejects one as expired. Signing happens under the lock, so concurrent sends share one token.
@@ -12,7 +12,7 @@ final class APNsTokenCache: Sendable {
 
     private let lifetime: TimeInterval
     private let now: @Sendable () -> Date
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
     init(lifetime: Duration, now: @escaping @Sendable () -> Date = { Date() }) {
         self.lifetime = Double(lifetime.components.seconds)
@@ -22,7 +22,7 @@ final class APNsTokenCache: Sendable {
     /// The current token for `app`, signing a new one when there is none or it is too old.
     func token(for app: APNsConfiguration.App) throws -> String {
         let key = Self.cacheKey(app)
-        return try entries.withLock { entries in
+        return try entries.withLockedValue { entries in
             let now = now()
             if let entry = entries[key], now.timeIntervalSince(entry.issuedAt) < lifetime, now >= entry.issuedAt.addingTimeInterval(-60) {
                 return entry.token
@@ -36,7 +36,7 @@ final class APNsTokenCache: Sendable {
     /// Drops `rejected` if it is still the cached token for `app` (another send may have renewed it already).
     func invalidate(_ rejected: String, for app: APNsConfiguration.App) {
         let key = Self.cacheKey(app)
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             if entries[key]?.token == rejected { entries[key] = nil }
         }
     }

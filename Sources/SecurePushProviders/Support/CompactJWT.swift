@@ -8,7 +8,7 @@ import _CryptoExtras
 /// Why not jwt-kit (already a dependency: the API verifies user tokens with it)? Checked against jwt-kit 5.8:
 /// - Its only public signing path is `JWTKeyCollection.sign(_:kid:header:)`, an `async` method of an
 ///   actor; the signers behind it (`ECDSASigner`, `RSASigner`) are internal. `APNsTokenCache` and
-///   `VAPIDTokenCache` sign synchronously inside a `Mutex` so concurrent sends share one token, and
+///   `VAPIDTokenCache` sign synchronously inside a lock so concurrent sends share one token, and
 ///   cannot await in there.
 /// - `JWTSerializer.makeHeader(from:key:)` always sets `typ: "JWT"` when the header has none, and it is
 ///   a protocol extension method, so a custom serializer cannot drop it. Apple documents the APNs

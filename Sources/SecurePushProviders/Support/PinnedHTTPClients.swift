@@ -1,6 +1,6 @@
 import AsyncHTTPClient
+import NIOConcurrencyHelpers
 import SecurePushCore
-import Synchronization
 
 /// HTTP clients that connect a host name to one address that was checked, so DNS rebinding between the
 /// check and the connect cannot redirect a push (`HTTPClient.Configuration.dnsOverride`: the connection
@@ -32,7 +32,7 @@ public final class PinnedHTTPClients: Sendable {
 
     private let configuration: HTTPClient.Configuration
     private let capacity: Int
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// A cache of clients configured like `configuration` (its `dnsOverride` is replaced per client).
     public init(configuration: HTTPClient.Configuration, capacity: Int = 64) {
@@ -41,7 +41,7 @@ public final class PinnedHTTPClients: Sendable {
     }
 
     /// How many clients exist now.
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var count: Int { state.withLockedValue { $0.entries.count } }
 
     /// Runs `body` with a client whose connections to `host` go to `address`. `host` must be spelt as the
     /// request URL's `URL.host` is (the client's override is keyed by it).
@@ -54,7 +54,7 @@ public final class PinnedHTTPClients: Sendable {
 
     /// Shuts down every client (and waits for evicted ones). Later sends fail.
     public func shutdown() async {
-        let (clients, retiring) = state.withLock { state in
+        let (clients, retiring) = state.withLockedValue { state in
             state.isShutDown = true
             let clients = state.entries.values.map(\.client)
             state.entries = [:]
@@ -65,7 +65,7 @@ public final class PinnedHTTPClients: Sendable {
     }
 
     private func acquire(_ key: Key) throws -> HTTPClient {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             guard !state.isShutDown else { throw HTTPClientError.alreadyShutdown }
             state.clock += 1
             if var entry = state.entries[key] {
@@ -84,7 +84,7 @@ public final class PinnedHTTPClients: Sendable {
     }
 
     private func release(_ key: Key) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.entries[key]?.users -= 1
             evictIdle(&state)
         }
@@ -100,7 +100,7 @@ public final class PinnedHTTPClients: Sendable {
             let number = state.evictions
             state.retiring[number] = Task {
                 try? await client.shutdown()
-                self.state.withLock { _ = $0.retiring.removeValue(forKey: number) }
+                self.state.withLockedValue { _ = $0.retiring.removeValue(forKey: number) }
             }
         }
     }

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// VAPID JWTs per push-service origin, reused until an hour before they expire.
 final class VAPIDTokenCache: Sendable {
     private let key: P256.Signing.PrivateKey
     private let subject: String
     private let lifetime: TimeInterval
-    private let tokens = Mutex<[String: (token: String, expiresAt: Date)]>([:])
+    private let tokens = NIOLockedValueBox<[String: (token: String, expiresAt: Date)]>([:])
 
     init(key: P256.Signing.PrivateKey, subject: String, lifetime: Duration) {
         self.key = key
@@ -17,7 +17,7 @@ final class VAPIDTokenCache: Sendable {
 
     /// The JWT for `origin` (`https://host[:port]`).
     func token(for origin: String) throws -> String {
-        try tokens.withLock { tokens in
+        try tokens.withLockedValue { tokens in
             let now = Date()
             if let cached = tokens[origin], cached.expiresAt.timeIntervalSince(now) > min(3600, lifetime / 2) {
                 return cached.token

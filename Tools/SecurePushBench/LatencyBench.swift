@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import PostgresNIO
 import SecurePushCore
 import SecurePushProviders
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -138,15 +138,15 @@ struct Producer {
 
 /// Wall-clock push times (microseconds since 1970) keyed by notification id.
 final class PushTimes: Sendable {
-    private let times = Mutex<[UUID: Int64]>([:])
+    private let times = NIOLockedValueBox<[UUID: Int64]>([:])
 
     func record(_ id: UUID) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let micros = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-        times.withLock { $0[id] = micros }
+        times.withLockedValue { $0[id] = micros }
     }
 
-    var count: Int { times.withLock { $0.count } }
-    var all: [UUID: Int64] { times.withLock { $0 } }
+    var count: Int { times.withLockedValue { $0.count } }
+    var all: [UUID: Int64] { times.withLockedValue { $0 } }
 }

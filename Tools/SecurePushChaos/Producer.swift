@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PostgresNIO
-import Synchronization
 
 /// A producer inserting notifications with plain SQL at a steady rate, on one connection of its own,
 /// keeping a ledger: an id is recorded as committed only after its COMMIT succeeded. A statement that
@@ -25,8 +25,8 @@ final class Producer: Sendable {
     /// How long one insert (its commit included) may take before its outcome counts as unknown and the
     /// connection is dropped: a frozen or cut-off server never answers, and the producer must go on.
     let statementDeadline: Duration
-    private let ledger = Mutex(Ledger())
-    private let backendPID = Mutex<Int32?>(nil)
+    private let ledger = NIOLockedValueBox(Ledger())
+    private let backendPID = NIOLockedValueBox<Int32?>(nil)
 
     init(database: ChaosDatabase, users: [String], rate: Double, statementDeadline: Duration = .seconds(5)) {
         self.database = database
@@ -36,9 +36,9 @@ final class Producer: Sendable {
     }
 
     /// The ledger so far.
-    var snapshot: Ledger { ledger.withLock { $0 } }
+    var snapshot: Ledger { ledger.withLockedValue { $0 } }
     /// The backend process id of the producer's connection (so connection hogs can spare it).
-    var pid: Int32? { backendPID.withLock { $0 } }
+    var pid: Int32? { backendPID.withLockedValue { $0 } }
 
     /// Inserts at `rate` per second until cancelled; reconnects with a short backoff while the database is away.
     func run() async {
@@ -65,10 +65,10 @@ final class Producer: Sendable {
                         Task { try? await opened.close() }
                         throw error
                     }
-                    backendPID.withLock { $0 = pid }
+                    backendPID.withLockedValue { $0 = pid }
                     connection = opened
                 } catch {
-                    ledger.withLock { $0.connectFailures += 1 }
+                    ledger.withLockedValue { $0.connectFailures += 1 }
                     try? await Task.sleep(for: .milliseconds(200))
                     continue
                 }
@@ -86,7 +86,7 @@ final class Producer: Sendable {
                         logger: logger
                     ).collect()
                 }
-                ledger.withLock {
+                ledger.withLockedValue {
                     $0.committed[id] = user
                     $0.commitTimes.append(Date())
                 }
@@ -94,7 +94,7 @@ final class Producer: Sendable {
                 // Even an error from the server can follow a commit (a backend told to quit after writing
                 // it, a commit cut off while it waited for a synchronous standby): the outcome is unknown until
                 // the id is looked up. Closing does not wait: the server may never answer.
-                ledger.withLock { $0.uncertain[id] = user }
+                ledger.withLockedValue { $0.uncertain[id] = user }
                 Task { try? await open.close() }
                 connection = nil
             }
@@ -113,12 +113,12 @@ final class Producer: Sendable {
                 SELECT id, user_id, jsonb_build_object('burst', true) FROM unnest(\(ids)::uuid[], \(recipients)::text[]) AS b(id, user_id)
                 """)
         } catch {
-            ledger.withLock { ledger in
+            ledger.withLockedValue { ledger in
                 for (id, user) in zip(ids, recipients) { ledger.uncertain[id] = user }
             }
             throw error
         }
-        ledger.withLock { ledger in
+        ledger.withLockedValue { ledger in
             for (id, user) in zip(ids, recipients) { ledger.committed[id] = user }
         }
     }
@@ -135,7 +135,7 @@ final class Producer: Sendable {
             for try await id in rows.decode(UUID.self) { found.append(id) }
             return found
         }
-        ledger.withLock { ledger in
+        ledger.withLockedValue { ledger in
             for id in found {
                 if let user = ledger.uncertain.removeValue(forKey: id) { ledger.committed[id] = user }
             }

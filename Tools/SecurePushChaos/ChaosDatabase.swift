@@ -1,7 +1,7 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
-import Synchronization
 
 /// The row's database, reached with short-lived connections of the driver's own (never a pool: during
 /// an outage or while the slots are taken, a call fails instead of waiting).
@@ -143,13 +143,13 @@ func withDeadline<T: Sendable>(
 
 /// A continuation resumed at most once, by whichever of several tasks comes first.
 private final class OneShot<T: Sendable>: Sendable {
-    private let slot = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    private let slot = NIOLockedValueBox<CheckedContinuation<T, any Error>?>(nil)
 
-    func set(_ continuation: CheckedContinuation<T, any Error>) { slot.withLock { $0 = continuation } }
+    func set(_ continuation: CheckedContinuation<T, any Error>) { slot.withLockedValue { $0 = continuation } }
 
     /// Resumes the continuation unless another call did; returns whether this one did.
     func resume(with result: Result<T, any Error>) -> Bool {
-        guard let continuation = slot.withLock({ $0.take() }) else { return false }
+        guard let continuation = slot.withLockedValue({ $0.take() }) else { return false }
         continuation.resume(with: result)
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// Calls one API endpoint at a steady pace, each call in its own task (a slow answer does not delay the
@@ -12,7 +13,7 @@ final class APIProbe: Sendable {
     }
 
     let name: String
-    private let samples = Mutex<[Sample]>([])
+    private let samples = NIOLockedValueBox<[Sample]>([])
     private let stopped = Atomic<Bool>(false)
     private let call: @Sendable () async -> APIClient.Answer
 
@@ -22,7 +23,7 @@ final class APIProbe: Sendable {
     }
 
     /// Every call so far.
-    var recorded: [Sample] { samples.withLock { $0 } }
+    var recorded: [Sample] { samples.withLockedValue { $0 } }
 
     /// Calls every `interval` until `stop()`, then waits for the calls in flight.
     ///
@@ -34,7 +35,7 @@ final class APIProbe: Sendable {
                 group.addTask {
                     let startedAt = Date()
                     let answer = await self.call()
-                    self.samples.withLock { $0.append(Sample(startedAt: startedAt, answer: answer)) }
+                    self.samples.withLockedValue { $0.append(Sample(startedAt: startedAt, answer: answer)) }
                 }
                 try? await Task.sleep(for: interval)
             }

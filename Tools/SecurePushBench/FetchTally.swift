@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What the simulated phones saw: when pushes came, every answer of the read API with its time, and
 /// how many notifications were fetched.
@@ -16,13 +16,13 @@ final class FetchTally: Sendable {
         var failures: [String: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// A push line written at `time` (ISO 8601).
     func pushed(at time: String) {
         let seconds = (try? timeFormat.parse(time))?.timeIntervalSince1970 ?? Date().timeIntervalSince1970
-        state.withLock {
+        state.withLockedValue {
             $0.pushLines += 1
             $0.firstPush = min($0.firstPush, seconds)
             $0.lastPush = max($0.lastPush, seconds)
@@ -32,7 +32,7 @@ final class FetchTally: Sendable {
     /// One answer (`nil`: none came, with `failure`) that took `seconds`.
     func answered(status: Int?, seconds: Double, failure: String?) {
         let now = Date().timeIntervalSince1970
-        state.withLock {
+        state.withLockedValue {
             $0.firstAnswer = min($0.firstAnswer, now - seconds)
             $0.latencies.append(seconds)
             $0.byStatus[status.map(String.init) ?? "none", default: 0] += 1
@@ -43,7 +43,7 @@ final class FetchTally: Sendable {
     /// A notification fetched (200).
     func fetched() {
         let now = Date().timeIntervalSince1970
-        state.withLock {
+        state.withLockedValue {
             $0.fetched += 1
             $0.lastFetch = max($0.lastFetch, now)
         }
@@ -51,7 +51,7 @@ final class FetchTally: Sendable {
 
     /// The figures as `key=value` words (times as Unix seconds).
     func line(expected: Int, completed: Bool) -> String {
-        state.withLock { s in
+        state.withLockedValue { s in
             let percentiles = Percentiles(s.latencies)
             let answers = s.byStatus.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
             let failures = s.failures.map { "\($0.value)x \($0.key)" }.joined(separator: "; ")

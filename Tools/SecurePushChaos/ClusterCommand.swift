@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Runs the HA cluster library (`ops/failover.d/cluster.sh SUBCOMMAND DIR ARGS...`) for the failover rows.
 /// Its standard output is what it prints (a leader line, `SECONDS PORT`); its standard error (progress) is
@@ -75,14 +75,14 @@ final class LogWatcher: Sendable {
     }
 
     private let processes: [(name: String, path: String)]
-    private let lines = Mutex<[Line]>([])
+    private let lines = NIOLockedValueBox<[Line]>([])
 
     init(_ processes: [ServerProcess]) {
         self.processes = processes.map { ($0.name, $0.logPath) }
     }
 
     /// Every line seen so far.
-    var seen: [Line] { lines.withLock { $0 } }
+    var seen: [Line] { lines.withLockedValue { $0 } }
 
     /// Reads new lines every 100 ms until cancelled (lines already in the files are skipped).
     func run() async {
@@ -100,7 +100,7 @@ final class LogWatcher: Sendable {
                 var parts = text.split(separator: "\n", omittingEmptySubsequences: false)
                 partial[index] = String(parts.removeLast())
                 let now = Date()
-                lines.withLock { lines in
+                lines.withLockedValue { lines in
                     for part in parts where !part.isEmpty { lines.append(Line(process: process.name, seenAt: now, text: String(part))) }
                 }
             }

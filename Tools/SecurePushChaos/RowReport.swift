@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A row's outcome: the loss checker's figures, the row's own figures and its checks.
 final class RowReport: Sendable {
@@ -14,23 +14,23 @@ final class RowReport: Sendable {
     }
 
     let row: ChaosRow
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(row: ChaosRow) { self.row = row }
 
     /// Adds a figure shown in the table.
     func figure(_ name: String, _ value: String) {
-        state.withLock { $0.figures.append((name, value)) }
+        state.withLockedValue { $0.figures.append((name, value)) }
     }
 
     /// Records a check; a failed one fails the row (and `ops/chaos`).
     func check(_ name: String, _ passed: Bool) {
-        state.withLock { $0.checks.append((name, passed)) }
+        state.withLockedValue { $0.checks.append((name, passed)) }
     }
 
     /// Sets the loss checker's result and the row's duration.
     func finish(loss: LossReport, seconds: Double) {
-        state.withLock {
+        state.withLockedValue {
             $0.loss = loss
             $0.seconds = seconds
         }
@@ -38,23 +38,23 @@ final class RowReport: Sendable {
 
     /// Sets a failover row's cells (route … API after); the verdict is added from the checks.
     func setFailoverCells(_ cells: [String]) {
-        state.withLock { $0.failoverCells = cells }
+        state.withLockedValue { $0.failoverCells = cells }
     }
 
     /// A remark for the verdict that fails nothing (an aim missed).
     func note(_ text: String) {
-        state.withLock { $0.notes.append(text) }
+        state.withLockedValue { $0.notes.append(text) }
     }
 
     /// Every figure so far.
-    var figures: [(String, String)] { state.withLock { $0.figures } }
+    var figures: [(String, String)] { state.withLockedValue { $0.figures } }
 
     /// The failed checks.
-    var failures: [String] { state.withLock { $0.checks.filter { !$0.1 }.map(\.0) } }
+    var failures: [String] { state.withLockedValue { $0.checks.filter { !$0.1 }.map(\.0) } }
 
     /// This row as a markdown table row.
     var markdownRow: String {
-        state.withLock { state in
+        state.withLockedValue { state in
             let failed = state.checks.filter { !$0.1 }.map(\.0)
             if let cells = state.failoverCells {
                 var verdict = failed.isEmpty ? "ok" : "FAILED: " + failed.joined(separator: "; ")

@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOHTTP1
-import Synchronization
 
 /// Reads the circuit breakers' state from `p1` while a storm runs: `/status`'s `open_circuits` (a list of
 /// `{platform, host, state, ...}`) and `/metrics`' `securepush_circuit_open` gauge. Either may be absent
@@ -16,7 +16,7 @@ final class CircuitSampler: Sendable {
     }
 
     let api: APIClient
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(api: APIClient) { self.api = api }
 
@@ -37,7 +37,7 @@ final class CircuitSampler: Sendable {
         for line in String(decoding: metrics.body, as: UTF8.self).split(separator: "\n") where line.hasPrefix("securepush_circuit_open") {
             if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { gauge = max(gauge ?? 0, value) }
         }
-        state.withLock { state in
+        state.withLockedValue { state in
             state.samples += 1
             if let circuits {
                 state.statusField = true
@@ -57,13 +57,13 @@ final class CircuitSampler: Sendable {
     }
 
     /// Whether `/status` has `open_circuits`.
-    var hasStatusField: Bool { state.withLock { $0.statusField } }
+    var hasStatusField: Bool { state.withLockedValue { $0.statusField } }
     /// The most circuits open at once in `/status`.
-    var maxOpen: Int { state.withLock { $0.maxOpen } }
+    var maxOpen: Int { state.withLockedValue { $0.maxOpen } }
 
     /// The figures for the table.
     var figures: (status: String, metrics: String) {
-        state.withLock { state in
+        state.withLockedValue { state in
             let status =
                 state.statusField
                 ? "max \(state.maxOpen) open at once (\(state.seenOpen.sorted().joined(separator: ", ")))"
