@@ -42,7 +42,11 @@ let package = Package(
         ),
         .target(
             name: "SecurePushCore",
-            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
@@ -186,6 +190,7 @@ let package = Package(
                 "SecurePushProviders",
                 "SecurePushDispatcher",
                 "SecurePushAPI",
+                "SecurePushClient",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -255,6 +260,7 @@ let package = Package(
         .testTarget(
             name: "SecurePushProviderTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "SecurePushCore",
                 "SecurePushProviders",
                 "SecurePushServer",
@@ -317,6 +323,7 @@ let package = Package(
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "SecurePushClient",
                 "SecurePushCore",
                 "SecurePushStore",

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import SecurePushCore
 import SecurePushStore
 
 /// `/healthz`, `/readyz`, `/status` and `/metrics`.

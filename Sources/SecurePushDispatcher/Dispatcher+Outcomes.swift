@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Metrics
 import SecurePushCore
-import SecurePushStore
 
 extension Dispatcher {
     /// The completion of one finished send (timed, logged when not delivered).

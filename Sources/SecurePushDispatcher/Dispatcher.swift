@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Metrics
 import SecurePushCore
-import SecurePushStore
 import ServiceLifecycle
 import Synchronization
 

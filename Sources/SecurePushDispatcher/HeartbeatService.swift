@@ -1,6 +1,5 @@
 import Logging
 import SecurePushCore
-import SecurePushStore
 import ServiceLifecycle
 
 /// Writes this process's heartbeat row (counts and circuit breakers that are not closed) until shutdown,
@@ -32,22 +31,18 @@ public struct HeartbeatService: Service {
     public func run() async throws {
         let (registry, identity, stats, timeout, logger) = (self.registry, self.identity, self.stats, interval * 4, self.logger)
         let (circuits, pacer, liveWithin) = (self.circuits, self.pacer, interval * 3)
-        try await runPeriodically(every: interval) { _ in
-            do {
-                let open = circuits()
-                try await withDeadline(timeout) {
-                    try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open, listener: stats.listener)
+        try await runPeriodically(every: interval, logger: logger, failure: "heartbeat failed") { _ in
+            let open = circuits()
+            try await withDeadline(timeout) {
+                try await registry.heartbeat(identity, sent: stats.sent, failed: stats.failed, circuits: open, listener: stats.listener)
+            }
+            if let pacer {
+                let live = try await withDeadline(timeout) { try await registry.liveDispatchers(within: liveWithin) }
+                if pacer.share(among: live) {
+                    logger.info(
+                        "push rate shared among the live dispatchers",
+                        metadata: ["dispatcher.live": "\(pacer.processes)", "dispatcher.push_rate": "\(Int(pacer.rate.rounded()))"])
                 }
-                if let pacer {
-                    let live = try await withDeadline(timeout) { try await registry.liveDispatchers(within: liveWithin) }
-                    if pacer.share(among: live) {
-                        logger.info(
-                            "push rate shared among the live dispatchers",
-                            metadata: ["dispatcher.live": "\(pacer.processes)", "dispatcher.push_rate": "\(Int(pacer.rate.rounded()))"])
-                    }
-                }
-            } catch {
-                logger.databaseError("heartbeat failed", error)
             }
         }
         // Graceful shutdown stopped the loop, not this task: the stop is still recorded.

@@ -1,7 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
 import SecurePushCore
-import SecurePushStore
 import ServiceLifecycle
 
 /// Periodically rescues expired leases, sweeps expired deliveries, folds the unread-badge rows and prunes

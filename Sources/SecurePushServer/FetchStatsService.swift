@@ -2,7 +2,6 @@ import Logging
 import NIOConcurrencyHelpers
 import Prometheus
 import SecurePushCore
-import SecurePushDispatcher
 import SecurePushStore
 import ServiceLifecycle
 
@@ -34,12 +33,8 @@ public final class FetchStatsService: Service {
     }
 
     public func run() async throws {
-        try await runPeriodically(every: interval) { _ in
-            do {
-                try await self.refresh()
-            } catch {
-                self.logger.databaseError("fetch statistics refresh failed", error)
-            }
+        try await runPeriodically(every: interval, logger: logger, failure: "fetch statistics refresh failed") { _ in
+            try await self.refresh()
         }
     }
 

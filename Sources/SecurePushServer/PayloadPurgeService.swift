@@ -1,6 +1,5 @@
 import Logging
 import SecurePushCore
-import SecurePushDispatcher
 import SecurePushStore
 import ServiceLifecycle
 
@@ -23,13 +22,9 @@ public struct PayloadPurgeService: Service {
 
     public func run() async throws {
         let (notifications, afterRead, timeout, logger) = (self.notifications, self.afterRead, self.timeout, self.logger)
-        try await runPeriodically(every: interval) { _ in
-            do {
-                let purged = try await withDeadline(timeout) { try await notifications.purgePayloads(afterRead: afterRead) }
-                if purged > 0 { logger.info("purged payloads", metadata: ["notifications.purged": "\(purged)"]) }
-            } catch {
-                logger.databaseError("payload purge failed", error)
-            }
+        try await runPeriodically(every: interval, logger: logger, failure: "payload purge failed") { _ in
+            let purged = try await withDeadline(timeout) { try await notifications.purgePayloads(afterRead: afterRead) }
+            if purged > 0 { logger.info("purged payloads", metadata: ["notifications.purged": "\(purged)"]) }
         }
     }
 }

@@ -1,45 +1,30 @@
-import Logging
 import PostgresNIO
 import SecurePushCore
 import _ConnectionPoolModule
 
-/// What an operator may read of a database error: the SQLSTATE with its condition name, PostgresNIO's
-/// error code, and the schema objects involved. Never the query's binds, the server's detail or message
-/// text (they can quote row values: payloads, tokens), nor the query.
-public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
-    /// PostgresNIO's error code (`server`, `connectionError`, `serverClosedConnection`, ...) or the error's kind.
-    public var code: String
-    /// The five-character SQLSTATE, for errors the server reported.
-    public var sqlState: String?
-    /// The SQLSTATE's condition name (`undefined_table`, `too_many_connections`, ...) when known.
-    public var condition: String?
-    /// The constraint, table or column a server error names (schema object names only).
-    public var object: String?
-
-    /// Summarizes any error a database call can throw.
-    public init(_ error: any Error) {
-        switch error {
-        case let error as PSQLError:
-            self.code = error.code.description
-            let info = error.serverInfo
-            self.sqlState = info?[.sqlState]
-            self.condition = sqlState.flatMap { SQLState.conditionNames[$0] }
-            self.object = info?[.constraintName] ?? info?[.tableName] ?? info?[.columnName]
-            if sqlState == nil, let underlying = error.underlying {
-                // Connection-level causes (refused, reset, TLS) carry no row data.
-                self.code += " (\(String(describing: type(of: underlying))): \(underlying))"
-            }
-        case let error as DeadlineExceeded:
-            self.code = "deadline exceeded (\(error.timeout))"
-        case is CancellationError:
-            self.code = "cancelled"
-        case let error as MigrationError:
-            self.code = "migration: \(error.message)"
-        default:
-            self.code = String(describing: type(of: error))
+extension PSQLError: SummarizableError {
+    /// The SQLSTATE, its condition name, the error code and the schema object; for connection-level
+    /// causes (refused, reset, TLS) the cause, which carries no row data.
+    public var summary: DatabaseErrorSummary {
+        let info = serverInfo
+        let sqlState = info?[.sqlState]
+        var summary = DatabaseErrorSummary(
+            code: code.description, sqlState: sqlState, condition: sqlState.flatMap { SQLState.conditionNames[$0] },
+            object: info?[.constraintName] ?? info?[.tableName] ?? info?[.columnName]
+        )
+        if sqlState == nil, let underlying {
+            summary.code += " (\(String(describing: type(of: underlying))): \(underlying))"
         }
+        return summary
     }
+}
 
+extension MigrationError: SummarizableError {
+    /// The migration's own message (it names the file and the database error's summary).
+    public var summary: DatabaseErrorSummary { DatabaseErrorSummary(code: "migration: \(message)") }
+}
+
+extension DatabaseErrorSummary {
     /// Whether the error says the database is unavailable for now (a connection lost, refused or
     /// terminated, the server shutting down or out of connection slots, a serialization failure or
     /// deadlock): the request can be retried, so the API answers 503, not 500.
@@ -55,39 +40,6 @@ public struct DatabaseErrorSummary: Sendable, CustomStringConvertible {
         }
         let transient: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
         return transient.contains(error.code)
-    }
-
-    /// The summary as one line: `sqlstate 42P01 (undefined_table), code server, object notifications`.
-    public var description: String {
-        var parts: [String] = []
-        if let sqlState { parts.append("sqlstate \(sqlState)" + (condition.map { " (\($0))" } ?? "")) }
-        parts.append("code \(code)")
-        if let object { parts.append("object \(object)") }
-        return parts.joined(separator: ", ")
-    }
-
-    /// Log metadata: `db.code`, and `db.sqlstate`, `db.condition`, `db.object` when known.
-    public var metadata: Logger.Metadata {
-        var metadata: Logger.Metadata = ["db.code": "\(code)"]
-        if let sqlState { metadata["db.sqlstate"] = "\(sqlState)" }
-        if let condition { metadata["db.condition"] = "\(condition)" }
-        if let object { metadata["db.object"] = "\(object)" }
-        return metadata
-    }
-}
-
-extension Logger {
-    /// Logs a failed database call with what `DatabaseErrorSummary` allows, at `level` (warning by default).
-    /// The one way SecurePush logs database errors: the dispatcher, listener, heartbeat, maintenance,
-    /// payload purge, `/status` and `/readyz` all call it.
-    public func databaseError(
-        _ message: @autoclosure () -> Logger.Message,
-        _ error: any Error,
-        level: Logger.Level = .warning,
-        metadata extra: Logger.Metadata = [:]
-    ) {
-        let summary = DatabaseErrorSummary(error)
-        log(level: level, message(), metadata: summary.metadata.merging(extra) { _, new in new })
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushCore
 
 /// Applies `sql/` migrations: idempotent, serialized across processes by an advisory lock,
 /// recorded in `securepush.schema_migrations`, refusing to run when an applied file was edited.

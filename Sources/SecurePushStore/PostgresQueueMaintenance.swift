@@ -62,34 +62,8 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
 
     public func prune(retention: Duration, batchSize: Int) async throws -> Int {
         let milliseconds = retention.wholeMilliseconds
-        let history = try await database.count(
-            """
-            WITH gone AS (
-                DELETE FROM securepush.delivery_log
-                WHERE id = ANY (ARRAY(
-                    SELECT id FROM securepush.delivery_log
-                    WHERE finished_at < now() - \(milliseconds) * interval '1 millisecond'
-                    LIMIT \(batchSize)
-                ))
-                RETURNING 1
-            )
-            SELECT count(*)::bigint FROM gone
-            """
-        )
-        let notifications = try await database.count(
-            """
-            WITH gone AS (
-                DELETE FROM securepush.notifications
-                WHERE id = ANY (ARRAY(
-                    SELECT id FROM securepush.notifications
-                    WHERE expires_at < now() - \(milliseconds) * interval '1 millisecond'
-                    LIMIT \(batchSize)
-                ))
-                RETURNING 1
-            )
-            SELECT count(*)::bigint FROM gone
-            """
-        )
+        let history = try await deleteOldest(from: "delivery_log", by: "finished_at", olderThan: milliseconds, batchSize: batchSize)
+        let notifications = try await deleteOldest(from: "notifications", by: "expires_at", olderThan: milliseconds, batchSize: batchSize)
         let dispatchers = try await database.count(
             """
             WITH gone AS (
@@ -103,6 +77,25 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         // Throttle rows go once idle for a day and unblocked (the audit log has a retention of its own).
         let throttles = try await database.count("SELECT securepush.prune_auth_failures(interval '1 day')::bigint")
         return history + notifications + dispatchers + throttles
+    }
+
+    /// Deletes at most `batchSize` rows of `securepush.<table>` whose `column` is older than `milliseconds`
+    /// (table and column are this file's constants, never input).
+    private func deleteOldest(from table: String, by column: String, olderThan milliseconds: Int64, batchSize: Int) async throws -> Int {
+        try await database.count(
+            """
+            WITH gone AS (
+                DELETE FROM securepush.\(unescaped: table)
+                WHERE id = ANY (ARRAY(
+                    SELECT id FROM securepush.\(unescaped: table)
+                    WHERE \(unescaped: column) < now() - \(milliseconds) * interval '1 millisecond'
+                    LIMIT \(batchSize)
+                ))
+                RETURNING 1
+            )
+            SELECT count(*)::bigint FROM gone
+            """
+        )
     }
 
     public func retireStaleDevices(staleAfter: Duration) async throws -> Int {

@@ -32,7 +32,7 @@ struct FCMFixture {
                 let account = try FCMServiceAccount(json: try serviceAccountJSON(tokenURI: fake.tokenURI))
                 let provider = try FCMProvider(
                     configuration: FCMConfiguration(
-                        serviceAccount: account, baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout,
+                        serviceAccounts: [account], baseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: requestTimeout,
                         envelopes: envelopes),
                     httpClient: client, logger: TestSupport.logger)
                 return try await body(FCMFixture(fake: fake, provider: provider))

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOFoundationEssentialsCompat
 import SecurePushAPI
+import SecurePushClient
 import Testing
 
 /// Checks responses against the API contract (`docs/openapi.json`): the status is documented for the
@@ -72,14 +73,14 @@ public enum OpenAPIValidator {
         default: types = []
         }
         if !types.isEmpty, !types.contains(where: value.isType) {
-            return ["\(location): expected \(types.joined(separator: "|")), got \(value)"]
+            return ["\(location): expected \(types.joined(separator: "|")), got \(value.shape)"]
         }
         var problems: [String] = []
         if case .array(let allowed)? = schema["enum"], !allowed.contains(value) {
-            problems.append("\(location): \(value) is not one of \(allowed)")
+            problems.append("\(location): \(value.shape) is not one of \(allowed.map(\.shape))")
         }
         if let constant = schema["const"], constant != value {
-            problems.append("\(location): \(value) is not \(constant)")
+            problems.append("\(location): \(value.shape) is not \(constant.shape)")
         }
         switch value {
         case .string(let string):
@@ -119,45 +120,12 @@ public enum OpenAPIValidator {
     }
 }
 
-/// A JSON value that keeps booleans and numbers apart (as JSON Schema does).
-public enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let bool = try? container.decode(Bool.self) {
-            self = .bool(bool)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let string = try? container.decode(String.self) {
-            self = .string(string)
-        } else if let array = try? container.decode([JSONValue].self) {
-            self = .array(array)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
+/// What the contract check needs of a JSON value (the client kit's `JSONValue` keeps booleans and
+/// numbers apart, as JSON Schema does).
+extension JSONValue {
     var objectKeys: [String] {
         if case .object(let object) = self { return Array(object.keys) }
         return []
-    }
-
-    var stringValue: String? {
-        if case .string(let string) = self { return string }
-        return nil
     }
 
     func isType(_ type: String) -> Bool {
@@ -168,7 +136,8 @@ public enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    /// The value in a problem line: scalars as they are, containers by their size or keys.
+    var shape: String {
         switch self {
         case .null: "null"
         case .bool(let bool): "\(bool)"

@@ -41,19 +41,4 @@ public struct FCMConfiguration: Sendable {
         self.quotaBackoff = quotaBackoff
         self.envelope = FCMEnvelope(settings: envelopes, defaultProject: serviceAccounts.first?.projectID ?? "")
     }
-
-    /// Creates a configuration for one Firebase project.
-    public init(
-        serviceAccount: FCMServiceAccount,
-        baseURL: String = Self.defaultBaseURL,
-        caFile: String? = nil,
-        requestTimeout: Duration = .seconds(10),
-        tokenRenewalMargin: Duration = .seconds(300),
-        quotaBackoff: Duration = .seconds(60),
-        envelopes: EnvelopeSettings = EnvelopeSettings()
-    ) {
-        self.init(
-            serviceAccounts: [serviceAccount], baseURL: baseURL, caFile: caFile, requestTimeout: requestTimeout,
-            tokenRenewalMargin: tokenRenewalMargin, quotaBackoff: quotaBackoff, envelopes: envelopes)
-    }
 }
