@@ -72,9 +72,11 @@ extension Logger {
         _ message: @autoclosure () -> Logger.Message,
         _ error: any Error,
         level: Logger.Level = .warning,
-        metadata extra: Logger.Metadata = [:]
+        metadata extra: Logger.Metadata = [:],
+        file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
         let summary = DatabaseErrorSummary(error)
-        log(level: level, message(), metadata: summary.metadata.merging(extra) { _, new in new })
+        // The caller's file and line, so the log's source is the caller's module, not Core.
+        log(level: level, message(), metadata: summary.metadata.merging(extra) { _, new in new }, file: file, function: function, line: line)
     }
 }

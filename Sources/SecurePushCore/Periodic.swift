@@ -18,13 +18,14 @@ public func runPeriodically(every interval: Duration, _ tick: @escaping @Sendabl
 /// `runPeriodically` for ticks that can fail: a failed round is logged with `logger.databaseError(failure, error)`
 /// (what `DatabaseErrorSummary` allows, nothing more) and the loop goes on with the next round.
 public func runPeriodically(
-    every interval: Duration, logger: Logger, failure: String, _ tick: @escaping @Sendable (_ round: Int) async throws -> Void
+    every interval: Duration, logger: Logger, failure: String, file: String = #fileID, line: UInt = #line,
+    _ tick: @escaping @Sendable (_ round: Int) async throws -> Void
 ) async throws {
     try await runPeriodically(every: interval) { round in
         do {
             try await tick(round)
         } catch {
-            logger.databaseError("\(failure)", error)
+            logger.databaseError("\(failure)", error, file: file, line: line)
         }
     }
 }

@@ -31,9 +31,20 @@ public enum DeviceAccess<Value: Sendable>: Sendable {
     case granted(AuthenticatedDevice, Value)
 }
 
-extension DeviceAccess {
-    /// The access for a session row (`user_id`, `blocked_for`) and the value read after it.
-    static func from(userID: String?, blockedFor: Double?, deviceID: UUID, value: @autoclosure () -> Value) -> DeviceAccess {
+/// The session row each device function (`device_check`, `device_list`, `device_fetch_batch`) returns
+/// before its result rows: the device's user when the credential is valid, else the seconds a throttle key
+/// is still blocked (none: refused without a block). The one home of that convention.
+struct DeviceSessionRow: Sendable {
+    /// The device's user; `nil` when the credential was refused.
+    var userID: String?
+    /// Seconds a throttle key is still blocked, when one is.
+    var blockedFor: Double?
+
+    /// No session row came back: refused, no block.
+    static let missing = DeviceSessionRow(userID: nil, blockedFor: nil)
+
+    /// What the request got: refused, or the device with `value` (the rows read after this one).
+    func access<Value>(deviceID: UUID, _ value: @autoclosure () -> Value) -> DeviceAccess<Value> {
         guard let userID else { return .refused(blockedFor: blockedFor ?? 0) }
         return .granted(AuthenticatedDevice(deviceID: deviceID, userID: userID), value())
     }

@@ -81,9 +81,9 @@ public struct DeviceStore: Sendable {
             FROM securepush.device_check(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
             """
         ).collect()
-        guard let row = rows.first else { return .refused(blockedFor: 0) }
+        guard let row = rows.first else { return DeviceSessionRow.missing.access(deviceID: proof.deviceID, ()) }
         let (userID, blockedFor) = try row.decode((String?, Double?).self)
-        return .from(userID: userID, blockedFor: blockedFor, deviceID: proof.deviceID, value: ())
+        return DeviceSessionRow(userID: userID, blockedFor: blockedFor).access(deviceID: proof.deviceID, ())
     }
 
     /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.

@@ -43,14 +43,14 @@ extension NotificationStore {
                                                \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
             """
         )
-        var sessions = [(userID: String?, blockedFor: Double?)?](repeating: nil, count: requests.count)
+        var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)
         var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
         for try await row in rows.decode((Int32, String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?).self) {
             let (req, userID, blockedFor, id, owned, live, payload, createdAt, readAt) = row
             let index = Int(req) - 1
             guard requests.indices.contains(index) else { continue }
             guard let id else {
-                sessions[index] = (userID, blockedFor)
+                sessions[index] = DeviceSessionRow(userID: userID, blockedFor: blockedFor)
                 continue
             }
             if let payload, let createdAt, live == true {
@@ -60,10 +60,8 @@ extension NotificationStore {
             }
         }
         return requests.enumerated().map { index, request in
-            let session = sessions[index]
-            return .from(
-                userID: session?.userID, blockedFor: session?.blockedFor, deviceID: request.proof.deviceID,
-                value: request.ids.map { FetchedNotification(id: $0, result: found[index][$0] ?? .notFound) })
+            sessions[index].access(
+                deviceID: request.proof.deviceID, request.ids.map { FetchedNotification(id: $0, result: found[index][$0] ?? .notFound) })
         }
     }
 
@@ -84,18 +82,18 @@ extension NotificationStore {
                                         \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
             """
         )
-        var session: (userID: String?, blockedFor: Double?)?
+        var session = DeviceSessionRow.missing
         var items: [NotificationSummary] = []
         for try await row in rows.decode((String?, Double?, UUID?, Date?, Date?, Int64?, String?).self) {
             let (userID, blockedFor, id, createdAt, readAt, micros, payload) = row
             guard let id, let createdAt, let micros else {
-                session = (userID, blockedFor)
+                session = DeviceSessionRow(userID: userID, blockedFor: blockedFor)
                 continue
             }
             var item = NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
             item.payloadJSON = payload
             items.append(item)
         }
-        return .from(userID: session?.userID, blockedFor: session?.blockedFor, deviceID: proof.deviceID, value: items)
+        return session.access(deviceID: proof.deviceID, items)
     }
 }

@@ -96,7 +96,7 @@ struct BadgeChangesTests {
     func expiryWithoutWrites() async throws {
         try await TestDatabase.with { db in
             _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "1 hour")
-            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "300 milliseconds")
+            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "2 seconds")
             #expect(try await Self.badges(db).first == "ada=2/2")
             let rows: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
             try await db.eventually("the short notification expired") {
