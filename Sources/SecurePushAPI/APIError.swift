@@ -43,7 +43,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// 429 with `Retry-After` (whole seconds, at least 1).
     public static func tooManyRequests(retryAfter seconds: Double, _ message: String) -> APIError {
         var headers = HTTPFields()
-        headers[.retryAfter] = String(max(1, Int(seconds.rounded(.up))))
+        // Clamped to 1 s ... 1 day, so a non-finite or huge figure cannot trap the conversion.
+        let bounded = seconds.isFinite ? min(max(seconds, 1), 86_400) : 86_400
+        headers[.retryAfter] = String(Int(bounded.rounded(.up)))
         return APIError(.tooManyRequests, code: .tooManyRequests, message: message, headers: headers)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// The listing cursor as the read API speaks it (`next_cursor`, `?cursor=`). The store knows only the
@@ -13,9 +14,9 @@ extension ListCursor {
     /// Parses a token made by `token`; `nil` if malformed.
     public init?(token: String) {
         let parts = token.split(separator: "_", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, (1...18).contains(parts[0].count), parts[0].allSatisfy(\.isASCII), let micros = Int64(parts[0]),
-            parts[1].count == 36, let id = UUID(uuidString: String(parts[1]))
+        guard parts.count == 2, (1...18).contains(parts[0].utf8.count), parts[0].utf8.allSatisfy({ (48...57).contains($0) }),
+            let micros = Int64(parts[0]), let id = NotificationID(parts[1])
         else { return nil }
-        self.init(createdAtMicros: micros, id: id)
+        self.init(createdAtMicros: micros, id: id.uuid)
     }
 }

@@ -10,12 +10,28 @@ public struct NotificationID: Hashable, Sendable, CustomStringConvertible {
         self.uuid = uuid
     }
 
-    /// Parses the canonical 36-character textual form; anything else is `nil`.
+    /// Parses the canonical 36-character textual form (hex digits in groups of 8-4-4-4-12, either case);
+    /// anything else is `nil`. Foundation's `UUID(uuidString:)` alone is lenient on Linux (it reads
+    /// `+f`, `0x` or a space as a hex byte), so the form is checked first: one text, one id.
     public init?(_ string: some StringProtocol) {
-        guard string.utf8.count == 36, let uuid = UUID(uuidString: String(string)) else { return nil }
+        let bytes = Array(string.utf8)
+        guard bytes.count == 36 else { return nil }
+        for (index, byte) in bytes.enumerated() {
+            let valid = [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : byte.isHexDigit
+            guard valid else { return nil }
+        }
+        guard let uuid = UUID(uuidString: String(string)) else { return nil }
         self.uuid = uuid
     }
 
     /// The lowercase canonical form used on the wire and in the API.
     public var description: String { uuid.uuidString.lowercased() }
+}
+
+extension UInt8 {
+    /// Whether this ASCII byte is 0-9, a-f or A-F.
+    fileprivate var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
 }

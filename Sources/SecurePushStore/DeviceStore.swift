@@ -67,7 +67,7 @@ public struct DeviceStore: Sendable {
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22023" {
             throw InvalidInput(message: error.serverInfo?[.message] ?? "invalid device")
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
-            throw RegistrationRateLimited(retryAfter: Double(error.serverInfo?[.detail] ?? "") ?? 60)
+            throw RegistrationRateLimited(retryAfter: Double(error.serverInfo?[.detail] ?? "").flatMap { $0.isFinite ? $0 : nil } ?? 60)
         }
     }
 
