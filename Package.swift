@@ -307,7 +307,19 @@ let package = Package(
         // The API's parsers and policies that need no database: credentials, error codes, the status views.
         .testTarget(
             name: "SecurePushAPITests",
-            dependencies: ["SecurePushAPI", "SecurePushStore", "SecurePushCore"],
+            dependencies: [
+                "SecurePushAPI",
+                "SecurePushStore",
+                "SecurePushCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                // The pool's error type, to check that it maps to 503.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Configuration parsing; no database needed.
