@@ -10,41 +10,44 @@ struct IPAddressTests {
         var testDescription: String { "\(text) → \(range ?? "public")" }
     }
 
+    /// The rows for `range` (nil: public addresses), one per address text.
+    static func rows(_ range: String?, _ texts: String...) -> [Row] {
+        texts.map { Row(text: $0, range: range) }
+    }
+
     static let classified: [Row] = [
         // IPv4
-        Row(text: "8.8.8.8", range: nil), Row(text: "1.1.1.1", range: nil), Row(text: "142.250.74.106", range: nil),
-        Row(text: "0.0.0.0", range: "unspecified"), Row(text: "0.1.2.3", range: "unspecified"),
-        Row(text: "10.0.0.1", range: "private"), Row(text: "10.255.255.255", range: "private"),
-        Row(text: "100.64.0.1", range: "shared (CGNAT)"), Row(text: "100.127.255.254", range: "shared (CGNAT)"),
-        Row(text: "100.63.255.255", range: nil), Row(text: "100.128.0.0", range: nil),
-        Row(text: "127.0.0.1", range: "loopback"), Row(text: "127.255.255.254", range: "loopback"),
-        Row(text: "169.254.169.254", range: "link-local"),
-        Row(text: "172.16.0.1", range: "private"), Row(text: "172.31.255.255", range: "private"),
-        Row(text: "172.15.255.255", range: nil), Row(text: "172.32.0.0", range: nil),
-        Row(text: "192.0.0.8", range: "IETF protocol assignments"), Row(text: "192.0.2.1", range: "documentation"),
-        Row(text: "192.88.99.1", range: "6to4 relay anycast"),
-        Row(text: "192.168.1.1", range: "private"), Row(text: "198.18.0.1", range: "benchmarking"),
-        Row(text: "198.19.255.255", range: "benchmarking"), Row(text: "198.20.0.0", range: nil),
-        Row(text: "198.51.100.7", range: "documentation"), Row(text: "203.0.113.9", range: "documentation"),
-        Row(text: "224.0.0.1", range: "multicast"), Row(text: "239.255.255.250", range: "multicast"),
-        Row(text: "240.0.0.1", range: "reserved"), Row(text: "255.255.255.255", range: "broadcast"),
+        rows(nil, "8.8.8.8", "1.1.1.1", "142.250.74.106", "100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0", "198.20.0.0"),
+        rows("unspecified", "0.0.0.0", "0.1.2.3"),
+        rows("private", "10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.255", "192.168.1.1"),
+        rows("shared (CGNAT)", "100.64.0.1", "100.127.255.254"),
+        rows("loopback", "127.0.0.1", "127.255.255.254"),
+        rows("link-local", "169.254.169.254"),
+        rows("IETF protocol assignments", "192.0.0.8"),
+        rows("documentation", "192.0.2.1", "198.51.100.7", "203.0.113.9"),
+        rows("6to4 relay anycast", "192.88.99.1"),
+        rows("benchmarking", "198.18.0.1", "198.19.255.255"),
+        rows("multicast", "224.0.0.1", "239.255.255.250"),
+        rows("reserved", "240.0.0.1"),
+        rows("broadcast", "255.255.255.255"),
         // IPv6
-        Row(text: "2606:4700:4700::1111", range: nil), Row(text: "2A00:1450:4001:82B::200E", range: nil),
-        Row(text: "::", range: "unspecified"), Row(text: "::1", range: "loopback"),
-        Row(text: "0:0:0:0:0:0:0:1", range: "loopback"),
-        Row(text: "::ffff:127.0.0.1", range: "IPv4-mapped"), Row(text: "::ffff:8.8.8.8", range: "IPv4-mapped"),
-        Row(text: "::FFFF:7F00:1", range: "IPv4-mapped"), Row(text: "::ffff:10.0.0.1", range: "IPv4-mapped"),
-        Row(text: "::127.0.0.1", range: "IPv4-compatible"),
-        Row(text: "64:ff9b::a00:1", range: "NAT64"), Row(text: "64:ff9b::8.8.8.8", range: "NAT64"),
-        Row(text: "64:ff9b:1::1", range: "local-use NAT64"), Row(text: "100::1", range: "discard-only"),
-        Row(text: "2001:db8::1", range: "documentation"), Row(text: "2001:0DB8:ffff::", range: "documentation"),
-        Row(text: "2001::1", range: "IETF protocol assignments"), Row(text: "2002:7f00:1::1", range: "6to4"),
-        Row(text: "3fff::1", range: "documentation"),
-        Row(text: "fc00::1", range: "unique-local"), Row(text: "fd12:3456:789a::1", range: "unique-local"),
-        Row(text: "fe80::1", range: "link-local"), Row(text: "FE80::1", range: "link-local"), Row(text: "febf::1", range: "link-local"),
-        Row(text: "fec0::1", range: "site-local"), Row(text: "ff02::1", range: "multicast"), Row(text: "FF05::1:3", range: "multicast"),
-        Row(text: "4000::1", range: "reserved"), Row(text: "1::1", range: "reserved"),
-    ]
+        rows(nil, "2606:4700:4700::1111", "2A00:1450:4001:82B::200E"),
+        rows("unspecified", "::"),
+        rows("loopback", "::1", "0:0:0:0:0:0:0:1"),
+        rows("IPv4-mapped", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::FFFF:7F00:1", "::ffff:10.0.0.1"),
+        rows("IPv4-compatible", "::127.0.0.1"),
+        rows("NAT64", "64:ff9b::a00:1", "64:ff9b::8.8.8.8"),
+        rows("local-use NAT64", "64:ff9b:1::1"),
+        rows("discard-only", "100::1"),
+        rows("documentation", "2001:db8::1", "2001:0DB8:ffff::", "3fff::1"),
+        rows("IETF protocol assignments", "2001::1"),
+        rows("6to4", "2002:7f00:1::1"),
+        rows("unique-local", "fc00::1", "fd12:3456:789a::1"),
+        rows("link-local", "fe80::1", "FE80::1", "febf::1"),
+        rows("site-local", "fec0::1"),
+        rows("multicast", "ff02::1", "FF05::1:3"),
+        rows("reserved", "4000::1", "1::1"),
+    ].flatMap { $0 }
 
     @Test("classification", arguments: classified)
     func classify(_ row: Row) throws {

@@ -38,8 +38,7 @@ public final class FakeAPNsServer: Sendable {
         var requests: [FakeRequest] = []
         var acceptedJWTs: Set<String> = []
         var expiredJWTs: Set<String> = []
-        var behaviors: [String: Behavior] = [:]
-        var defaultBehavior: Behavior?
+        var script = FakeScript<Behavior>()
         var unregistered: [String: Int64] = [:]
         var teamOfConnection: [Int: String] = [:]
         var delivered: [FakeRequest] = []
@@ -94,13 +93,13 @@ public final class FakeAPNsServer: Sendable {
 
     /// Scripts the answer for a device token (hex, any case).
     public func script(token: String, _ behavior: Behavior) {
-        state.withLockedValue { $0.behaviors[token.lowercased()] = behavior }
+        state.withLockedValue { $0.script.byKey[token.lowercased()] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLockedValue { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.script.fallback = behavior }
     }
 
     /// Marks a token unregistered: 410 Unregistered with `timestamp` (milliseconds).
@@ -209,7 +208,7 @@ public final class FakeAPNsServer: Sendable {
             server.sendSettings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)], toConnection: request.connectionID)
         }
 
-        let scripted: Behavior? = state.withLockedValue { $0.behaviors[token.lowercased()] ?? $0.defaultBehavior }
+        let scripted: Behavior? = state.withLockedValue { $0.script.behavior(for: token.lowercased()) }
         if let timestamp = state.withLockedValue({ $0.unregistered[token.lowercased()] }) {
             return reject(410, "Unregistered", timestamp: timestamp)
         }
@@ -220,7 +219,7 @@ public final class FakeAPNsServer: Sendable {
             return reject(status, reason, timestamp: status == 410 ? Int64(now * 1000) : nil, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case .expireProviderTokenOnce?:
             state.withLockedValue { state in
-                state.behaviors[token.lowercased()] = nil
+                state.script.byKey[token.lowercased()] = nil
                 state.expiredJWTs.insert(jwt)
             }
             return reject(403, "ExpiredProviderToken")

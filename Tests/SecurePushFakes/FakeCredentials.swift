@@ -5,6 +5,13 @@ import _CryptoExtras
 /// Throw-away credentials written to temporary files, and the `SECUREPUSH_*` settings that point a
 /// SecurePush process at the fakes (for integration tests through the dispatcher).
 public enum FakeCredentials {
+    /// The team id of the APNs app the tests configure by default.
+    public static let apnsTeamID = "TEAM123456"
+    /// The key id of the APNs app the tests configure by default.
+    public static let apnsKeyID = "KEY1234567"
+    /// The topic (bundle id) of the APNs app the tests configure by default.
+    public static let apnsTopic = "com.example.securepush"
+
     /// An APNs token-auth key as a `.p8` file.
     public struct APNsKey: Sendable {
         /// Path of the PEM file.
@@ -12,7 +19,7 @@ public enum FakeCredentials {
         /// The key.
         public var key: P256.Signing.PrivateKey
         /// The fake's view of it.
-        public func signingKey(teamID: String, keyID: String) -> FakeAPNsServer.SigningKey {
+        public func signingKey(teamID: String = apnsTeamID, keyID: String = apnsKeyID) -> FakeAPNsServer.SigningKey {
             .init(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
         }
     }
@@ -63,7 +70,9 @@ public enum FakeCredentials {
     }
 
     /// Settings pointing APNs (both environments) at `fake` with one app.
-    public static func environment(apns fake: FakeAPNsServer, key: APNsKey, teamID: String, keyID: String, topic: String) -> [String: String] {
+    public static func environment(
+        apns fake: FakeAPNsServer, key: APNsKey, teamID: String = apnsTeamID, keyID: String = apnsKeyID, topic: String = apnsTopic
+    ) -> [String: String] {
         [
             "SECUREPUSH_APNS_KEY_FILE": key.path, "SECUREPUSH_APNS_KEY_ID": keyID, "SECUREPUSH_APNS_TEAM_ID": teamID,
             "SECUREPUSH_APNS_TOPIC": topic, "SECUREPUSH_APNS_PRODUCTION_URL": fake.baseURL, "SECUREPUSH_APNS_SANDBOX_URL": fake.baseURL,

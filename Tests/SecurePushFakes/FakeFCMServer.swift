@@ -36,12 +36,10 @@ public final class FakeFCMServer: Sendable {
     private struct State {
         var requests: [FakeRequest] = []
         var delivered: [FakeRequest] = []
-        var issued: [String] = []
-        var projectOfToken: [String: String] = [:]
+        /// Access tokens, each issued to a project.
+        var tokens = FakeAccessTokens()
         var projectOfRegistration: [String: String] = [:]
-        var revoked: Set<String> = []
-        var behaviors: [String: Behavior] = [:]
-        var defaultBehavior: Behavior?
+        var script = FakeScript<Behavior>()
         var tokenLifetime = 3600
     }
 
@@ -85,14 +83,14 @@ public final class FakeFCMServer: Sendable {
     /// Every request (token and send), in order.
     public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// How many access tokens the token endpoint issued.
-    public var issuedAccessTokens: Int { state.withLockedValue { $0.issued.count } }
+    public var issuedAccessTokens: Int { state.withLockedValue { $0.tokens.issued.count } }
     /// Accepted messages as received, in order.
     public var delivered: [FakeRequest] { state.withLockedValue { $0.delivered } }
     /// Raw JSON bodies of accepted messages, in order.
     public var deliveredBodies: [Data] { delivered.map(\.body) }
 
     /// Scripts the answer for a registration token.
-    public func script(token: String, _ behavior: Behavior) { state.withLockedValue { $0.behaviors[token] = behavior } }
+    public func script(token: String, _ behavior: Behavior) { state.withLockedValue { $0.script.byKey[token] = behavior } }
 
     /// Binds a registration token to the project whose app created it: sends through another project are
     /// answered 403 SENDER_ID_MISMATCH, as Google does.
@@ -101,11 +99,11 @@ public final class FakeFCMServer: Sendable {
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLockedValue { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.script.fallback = behavior }
     }
 
     /// Revokes every access token issued so far (sends then get 401 UNAUTHENTICATED).
-    public func revokeAccessTokens() { state.withLockedValue { $0.revoked.formUnion($0.issued) } }
+    public func revokeAccessTokens() { state.withLockedValue { $0.tokens.revokeAll() } }
 
     /// The `expires_in` of tokens issued from now on.
     public func setTokenLifetime(seconds: Int) { state.withLockedValue { $0.tokenLifetime = seconds } }
@@ -140,8 +138,7 @@ public final class FakeFCMServer: Sendable {
         else { return bad("invalid_grant") }
         let token = "ya29.fake-" + UUID().uuidString
         let lifetime = state.withLockedValue { state in
-            state.issued.append(token)
-            state.projectOfToken[token] = account.projectID
+            state.tokens.issue(token, to: account.projectID)
             return state.tokenLifetime
         }
         return .json(200, ["access_token": token, "expires_in": lifetime, "token_type": "Bearer"])
@@ -188,11 +185,11 @@ public final class FakeFCMServer: Sendable {
             return Self.error(401, "UNAUTHENTICATED", "Request is missing required authentication credential.", errorCode: nil)
         }
         let token = String(auth.dropFirst("Bearer ".count))
-        let valid = state.withLockedValue { $0.issued.contains(token) && !$0.revoked.contains(token) }
+        let valid = state.withLockedValue { $0.tokens.isValid(token) }
         guard valid else {
             return Self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", errorCode: nil)
         }
-        guard state.withLockedValue({ $0.projectOfToken[token] }) == project else {
+        guard state.withLockedValue({ $0.tokens.owner(of: token) }) == project else {
             return Self.error(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource.", errorCode: nil)
         }
         guard request.body.count <= 4096 + 512,
@@ -230,7 +227,7 @@ public final class FakeFCMServer: Sendable {
                 return Self.error(400, "INVALID_ARGUMENT", "Invalid APNs priority for a background push", errorCode: "INVALID_ARGUMENT")
             }
         }
-        switch state.withLockedValue({ $0.behaviors[registrationToken] ?? $0.defaultBehavior }) {
+        switch state.withLockedValue({ $0.script.behavior(for: registrationToken) }) {
         case .stall?:
             return .stall
         case .reject(let status, let errorCode, let text, let retryAfter, let field)?:

@@ -4,32 +4,18 @@ import NIOHTTP1
 
 /// Collects one HTTP/1.1 request, asks the server's handler what to
 /// do, and writes the answer (or nothing, to stall).
-final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
+final class FakeHTTP1Handler: FakeAnsweringHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let connectionID: Int
     private let httpMajorVersion: Int
-    private let handler: FakeHTTPServer.Handler
-    private let traffic: FakeTraffic
+    var answerer: FakeAnswerer
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
-    /// A request stalled on purpose: in flight until the client closes the connection.
-    private var stalled = false
 
     init(connectionID: Int, httpMajorVersion: Int, traffic: FakeTraffic, handler: @escaping FakeHTTPServer.Handler) {
-        self.connectionID = connectionID
         self.httpMajorVersion = httpMajorVersion
-        self.traffic = traffic
-        self.handler = handler
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if stalled {
-            stalled = false
-            traffic.finished()
-        }
-        context.fireChannelInactive()
+        self.answerer = FakeAnswerer(connectionID: connectionID, traffic: traffic, handler: handler)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -43,16 +29,16 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             let request = FakeRequest(
-                connectionID: connectionID,
+                connectionID: answerer.connectionID,
                 httpMajorVersion: httpMajorVersion,
                 method: head.method.rawValue,
                 path: head.uri,
                 headers: head.headers.map { (name: $0.name.lowercased(), value: $0.value) },
                 body: Data(body.readableBytesView)
             )
-            switch handler(request) {
+            switch answerer.reply(to: request) {
             case .stall:
-                stalled = true
+                break  // in flight until the client gives up (the answerer remembers the stall)
             case .response(let status, let headers, let bytes):
                 var responseHeaders = HTTPHeaders(headers)
                 responseHeaders.replaceOrAdd(name: "content-length", value: String(bytes.count))
@@ -64,7 +50,7 @@ final class FakeHTTP1Handler: ChannelInboundHandler, RemovableChannelHandler {
                     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
                 }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                traffic.finished()
+                answerer.answered()
             }
         }
     }

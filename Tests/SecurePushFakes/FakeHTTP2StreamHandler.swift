@@ -5,31 +5,17 @@ import NIOHTTP2
 
 /// Collects one HTTP/2 request from its frames (`:authority` optional, `host` accepted, as RFC 9113
 /// allows), asks the server's handler what to do, and answers with HEADERS (+ DATA) or nothing.
-final class FakeHTTP2StreamHandler: ChannelInboundHandler {
+final class FakeHTTP2StreamHandler: FakeAnsweringHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
-    private let connectionID: Int
-    private let handler: FakeHTTPServer.Handler
-    private let traffic: FakeTraffic
+    var answerer: FakeAnswerer
     private var headers: HPACKHeaders?
     private var body = ByteBuffer()
     private var dispatched = false
-    /// A request stalled on purpose: in flight until the client resets the stream.
-    private var stalled = false
 
     init(connectionID: Int, traffic: FakeTraffic, handler: @escaping FakeHTTPServer.Handler) {
-        self.connectionID = connectionID
-        self.traffic = traffic
-        self.handler = handler
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if stalled {
-            stalled = false
-            traffic.finished()
-        }
-        context.fireChannelInactive()
+        self.answerer = FakeAnswerer(connectionID: connectionID, traffic: traffic, handler: handler)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -49,16 +35,16 @@ final class FakeHTTP2StreamHandler: ChannelInboundHandler {
         guard !dispatched, let headers else { return }
         dispatched = true
         let request = FakeRequest(
-            connectionID: connectionID,
+            connectionID: answerer.connectionID,
             httpMajorVersion: 2,
             method: headers.first(name: ":method") ?? "",
             path: headers.first(name: ":path") ?? "",
             headers: headers.filter { !$0.name.hasPrefix(":") }.map { (name: $0.name.lowercased(), value: $0.value) },
             body: Data(body.readableBytesView)
         )
-        switch handler(request) {
+        switch answerer.reply(to: request) {
         case .stall:
-            stalled = true
+            break  // in flight until the client gives up (the answerer remembers the stall)
         case .response(let status, let extra, let bytes):
             var responseHeaders = HPACKHeaders([(":status", String(status))])
             for (name, value) in extra { responseHeaders.add(name: name.lowercased(), value: value) }
@@ -68,7 +54,7 @@ final class FakeHTTP2StreamHandler: ChannelInboundHandler {
                 context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(bytes: bytes)), endStream: true))), promise: nil)
             }
             context.flush()
-            traffic.finished()
+            answerer.answered()
         }
     }
 }

@@ -17,12 +17,10 @@ public final class FakeWNSServer: Sendable {
     private struct State {
         var requests: [FakeRequest] = []
         var delivered: [FakeRequest] = []
-        var issued: [String] = []
-        var clientOfToken: [String: String] = [:]
+        /// Access tokens, each issued to an app (client id).
+        var tokens = FakeAccessTokens()
         var clientOfChannel: [String: String] = [:]
-        var revoked: Set<String> = []
-        var behaviors: [String: Behavior] = [:]
-        var defaultBehavior: Behavior?
+        var script = FakeScript<Behavior>()
     }
 
     /// The underlying server.
@@ -73,24 +71,24 @@ public final class FakeWNSServer: Sendable {
 
     /// Scripts the answer for a channel URI.
     public func script(channel: String, _ behavior: Behavior) {
-        state.withLockedValue { $0.behaviors[Self.pathAndQuery(channel)] = behavior }
+        state.withLockedValue { $0.script.byKey[Self.pathAndQuery(channel)] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLockedValue { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.script.fallback = behavior }
     }
 
     /// Revokes all access tokens issued so far (sends then get 401).
-    public func revokeAccessTokens() { state.withLockedValue { $0.revoked.formUnion($0.issued) } }
+    public func revokeAccessTokens() { state.withLockedValue { $0.tokens.revokeAll() } }
 
     /// Every request received.
     public var requests: [FakeRequest] { state.withLockedValue { $0.requests } }
     /// Accepted notifications.
     public var delivered: [FakeRequest] { state.withLockedValue { $0.delivered } }
     /// How many access tokens were issued.
-    public var issuedAccessTokens: Int { state.withLockedValue { $0.issued.count } }
+    public var issuedAccessTokens: Int { state.withLockedValue { $0.tokens.issued.count } }
 
     /// Stops the server.
     public func shutdown() async { await server.shutdown() }
@@ -116,21 +114,18 @@ public final class FakeWNSServer: Sendable {
             }
             guard form["scope"] == scope else { return .json(400, ["error": "invalid_scope"]) }
             let token = "wns-fake-" + UUID().uuidString
-            state.withLockedValue { state in
-                state.issued.append(token)
-                state.clientOfToken[token] = client.id
-            }
+            state.withLockedValue { $0.tokens.issue(token, to: client.id) }
             return .json(200, ["access_token": token, "token_type": "bearer", "expires_in": 86_400])
         }
         guard request.method == "POST", request.path.hasPrefix("/w/") else { return .status(405) }
         guard request.header("transfer-encoding") == nil, request.header("expect") == nil else { return .status(400) }
         guard let auth = request.header("authorization"), auth.hasPrefix("Bearer ") else { return .status(401) }
         let token = String(auth.dropFirst("Bearer ".count))
-        guard state.withLockedValue({ $0.issued.contains(token) && !$0.revoked.contains(token) }) else {
+        guard state.withLockedValue({ $0.tokens.isValid(token) }) else {
             return .status(401, headers: [("www-authenticate", "Bearer error=\"invalid_token\"")])
         }
         let owner = state.withLockedValue { $0.clientOfChannel[request.path] }
-        if let owner, owner != state.withLockedValue({ $0.clientOfToken[token] }) {
+        if let owner, owner != state.withLockedValue({ $0.tokens.owner(of: token) }) {
             return .status(403, headers: [("x-wns-error-description", "The token does not belong to the app that created the channel")])
         }
         guard let type = request.header("x-wns-type"), ["wns/raw", "wns/toast", "wns/tile", "wns/badge"].contains(type) else {
@@ -139,7 +134,7 @@ public final class FakeWNSServer: Sendable {
         if type == "wns/raw", request.header("content-type") != "application/octet-stream" { return .status(400) }
         if let ttl = request.header("x-wns-ttl"), Int(ttl) == nil { return .status(400) }
         guard request.body.count <= 5000 else { return .status(413) }
-        switch state.withLockedValue({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
+        switch state.withLockedValue({ $0.script.behavior(for: request.path) }) {
         case .stall?: return .stall
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])
         case nil: break

@@ -42,8 +42,7 @@ public final class FakeWebPushServer: Sendable {
 
     private struct State {
         var subscriptions: [String: WebPushDecryptor] = [:]
-        var behaviors: [String: Behavior] = [:]
-        var defaultBehavior: Behavior?
+        var script = FakeScript<Behavior>()
         var requests: [FakeRequest] = []
         var deliveries: [Delivery] = []
         var rejections: [String] = []
@@ -82,13 +81,13 @@ public final class FakeWebPushServer: Sendable {
 
     /// Scripts the answer for a subscription.
     public func script(_ subscription: Subscription, _ behavior: Behavior) {
-        state.withLockedValue { $0.behaviors[Self.path(of: subscription.endpoint)] = behavior }
+        state.withLockedValue { $0.script.byKey[Self.path(of: subscription.endpoint)] = behavior }
     }
 
     /// Sets the answer for every request without a scripted behaviour of its own (a provider storm);
     /// `nil` restores normal answers.
     public func setDefaultBehavior(_ behavior: Behavior?) {
-        state.withLockedValue { $0.defaultBehavior = behavior }
+        state.withLockedValue { $0.script.fallback = behavior }
     }
 
     /// Every request received.
@@ -111,7 +110,7 @@ public final class FakeWebPushServer: Sendable {
         }
         guard request.method == "POST" else { return refuse(405, "method") }
         guard let decryptor = state.withLockedValue({ $0.subscriptions[request.path] }) else { return .status(404) }
-        switch state.withLockedValue({ $0.behaviors[request.path] ?? $0.defaultBehavior }) {
+        switch state.withLockedValue({ $0.script.behavior(for: request.path) }) {
         case .stall?: return .stall
         case .redirect(let target)?: return .status(301, headers: [("location", target)])
         case .reject(let status, let retryAfter)?: return .status(status, headers: retryAfter.map { [("retry-after", $0)] } ?? [])

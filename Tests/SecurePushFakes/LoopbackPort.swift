@@ -24,13 +24,19 @@ public enum LoopbackPort {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
+        return withSocketAddress(port: port) { bind(descriptor, $0, $1) } == 0
+    }
+
+    /// Calls `body` with the IPv4 address `host`:`port` and its length, as `bind` and `connect` take them.
+    public static func withSocketAddress<Result>(
+        host: String = "127.0.0.1", port: Int = 0, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> Result
+    ) rethrows -> Result {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        address.sin_addr.s_addr = inet_addr(host)
+        return try withUnsafePointer(to: &address) {
+            try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        return bound == 0
     }
 }

@@ -64,9 +64,9 @@ struct APIAbuseTests {
                 expectError(again, .tooManyRequests, "too_many_requests")
                 #expect(again.headers[.retryAfter] == "60", "the block doubles: \(again.headers[.retryAfter] ?? "none")")
 
-                let throttledEvents: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'throttled'")
+                let throttledEvents = try await db.auditEvents("throttled")
                 #expect(throttledEvents >= 2)
-                let invalid: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'token_invalid'")
+                let invalid = try await db.auditEvents("token_invalid")
                 #expect(invalid >= 4)
                 let leaked: Int64 = try await db.scalar(
                     "SELECT count(*)::bigint FROM securepush.audit_log WHERE reason LIKE '%' || \(String(victim.split(separator: ".")[1])) || '%'")
@@ -217,8 +217,7 @@ struct APIAbuseTests {
                 let waiting: Int64 = try await db.scalar(
                     "SELECT count(*)::bigint FROM securepush.deliveries WHERE device_id = \(oldestID) AND state = 'pending'")
                 #expect(waiting == 0, "the retired device's pending deliveries were cancelled")
-                let retired: Int64 = try await db.scalar(
-                    "SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_retired' AND device_id = \(oldestID)")
+                let retired = try await db.auditEvents("device_retired", device: oldestID)
                 #expect(retired == 1)
             }
         }
@@ -226,20 +225,18 @@ struct APIAbuseTests {
 
     @Test("rotate gives the device a new secret and the old one stops working at once")
     func rotate() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let old = try await registerDevice(client, api, user: "rot", token: "rot-1")
-                let response = try await client.execute(uri: "/v1/devices/current/rotate", method: .post, headers: .bearer(old))
-                #expect(response.status == .ok)
-                let id = try #require(response.body.json["device_id"] as? String)
-                let secret = try #require(response.body.json["device_secret"] as? String)
-                #expect(id == String(old.split(separator: ".")[0]))
-                #expect(secret != String(old.split(separator: ".")[1]))
-                expectError(try await client.execute(uri: "/v1/notifications", method: .get, headers: .bearer(old)), .unauthorized, "unauthorized")
-                #expect(try await client.execute(uri: "/v1/notifications", method: .get, headers: .bearer("\(id).\(secret)")).status == .ok)
-                let rotated: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_rotated'")
-                #expect(rotated == 1)
-            }
+        try await APIHarness.withDatabase { db, api, client in
+            let old = try await registerDevice(client, api, user: "rot", token: "rot-1")
+            let response = try await client.execute(uri: "/v1/devices/current/rotate", method: .post, headers: .bearer(old))
+            #expect(response.status == .ok)
+            let id = try #require(response.body.json["device_id"] as? String)
+            let secret = try #require(response.body.json["device_secret"] as? String)
+            #expect(id == String(old.split(separator: ".")[0]))
+            #expect(secret != String(old.split(separator: ".")[1]))
+            expectError(try await client.execute(uri: "/v1/notifications", method: .get, headers: .bearer(old)), .unauthorized, "unauthorized")
+            #expect(try await client.execute(uri: "/v1/notifications", method: .get, headers: .bearer("\(id).\(secret)")).status == .ok)
+            let rotated = try await db.auditEvents("device_rotated")
+            #expect(rotated == 1)
         }
     }
 
@@ -284,24 +281,21 @@ struct APIAbuseTests {
             let freshActive: Bool = try await db.scalar("SELECT active FROM securepush.devices WHERE id = \(fresh)")
             #expect(!staleActive)
             #expect(freshActive)
-            let audited: Int64 = try await db.scalar(
-                "SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_retired' AND device_id = \(stale)")
+            let audited = try await db.auditEvents("device_retired", device: stale)
             #expect(audited == 1)
         }
     }
 
     @Test("the audit log is append-only, and /status counts its events")
     func auditLog() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                _ = try await registerDevice(client, api, user: "aud", token: "aud-1")
-                await #expect(throws: (any Error).self) { try await db.execute("UPDATE securepush.audit_log SET reason = 'x'") }
-                await #expect(throws: (any Error).self) { try await db.execute("DELETE FROM securepush.audit_log") }
-                let status = try await client.execute(uri: "/status", method: .get)
-                let events = status.body.json["security_events_last_hour"] as? [String: Any]
-                #expect(events?["device_registered"] as? Int == 1, "\(status.body.text)")
-                #expect(events?["throttled"] as? Int == 0)
-            }
+        try await APIHarness.withDatabase { db, api, client in
+            _ = try await registerDevice(client, api, user: "aud", token: "aud-1")
+            await #expect(throws: (any Error).self) { try await db.execute("UPDATE securepush.audit_log SET reason = 'x'") }
+            await #expect(throws: (any Error).self) { try await db.execute("DELETE FROM securepush.audit_log") }
+            let status = try await client.execute(uri: "/status", method: .get)
+            let events = status.body.json["security_events_last_hour"] as? [String: Any]
+            #expect(events?["device_registered"] as? Int == 1, "\(status.body.text)")
+            #expect(events?["throttled"] as? Int == 0)
         }
     }
 

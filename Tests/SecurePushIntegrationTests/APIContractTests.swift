@@ -29,31 +29,27 @@ struct APIContractTests {
 
     @Test("GET /openapi.json serves the checked-in document byte for byte")
     func servesDocument() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { _, client in
-                let response = try await client.execute(uri: "/openapi.json", method: .get)
-                #expect(response.status == .ok)
-                let checkedIn = try Data(
-                    contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                        .appendingPathComponent("docs/openapi.json"))
-                #expect(Data(buffer: response.body) == checkedIn)
-                #expect((response.body.json["openapi"] as? String) == "3.1.0")
-            }
+        try await APIHarness.withDatabase { db, _, client in
+            let response = try await client.execute(uri: "/openapi.json", method: .get)
+            #expect(response.status == .ok)
+            let checkedIn = try Data(
+                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent("docs/openapi.json"))
+            #expect(Data(buffer: response.body) == checkedIn)
+            #expect((response.body.json["openapi"] as? String) == "3.1.0")
         }
     }
 
     @Test("a wrong method on a known path answers 405 with Allow; an unknown path 404")
     func methodNotAllowed() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { _, client in
-                let wrong = try await client.execute(uri: "/v1/devices", method: .get)
-                expectError(wrong, .methodNotAllowed, "method_not_allowed")
-                #expect(wrong.headers[.allow] == "POST")
-                let withID = try await client.execute(uri: "/v1/notifications/\(UUID())", method: .delete)
-                expectError(withID, .methodNotAllowed, "method_not_allowed")
-                #expect(withID.headers[.allow] == "GET")
-                expectError(try await client.execute(uri: "/v1/nothing-here", method: .get), .notFound, "not_found")
-            }
+        try await APIHarness.withDatabase { db, _, client in
+            let wrong = try await client.execute(uri: "/v1/devices", method: .get)
+            expectError(wrong, .methodNotAllowed, "method_not_allowed")
+            #expect(wrong.headers[.allow] == "POST")
+            let withID = try await client.execute(uri: "/v1/notifications/\(UUID())", method: .delete)
+            expectError(withID, .methodNotAllowed, "method_not_allowed")
+            #expect(withID.headers[.allow] == "GET")
+            expectError(try await client.execute(uri: "/v1/nothing-here", method: .get), .notFound, "not_found")
         }
     }
 

@@ -75,28 +75,26 @@ struct APIOperationsTests {
     @Test("/metrics renders Prometheus text with request and delivery metrics")
     func metrics() async throws {
         LoggingBootstrap.bootstrap(level: .critical)
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let harness = try DispatcherHarness(database: db)
-                let device = try await registerDevice(client, api, user: "met", token: "met-1")
-                let id = try await db.enqueue(user: "met", payload: #"{"secret":"METRIC-PAYLOAD"}"#)
-                try await db.eventually("pushed") { harness.pushes.count == 1 }
-                await harness.stop()
-                #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device)).status == .ok)
-                let response = try await client.execute(uri: "/metrics", method: .get)
-                #expect(response.status == .ok)
-                #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
-                let text = response.body.text
-                let sent = text.split(separator: "\n").first { $0.hasPrefix(#"securepush_deliveries_total{outcome="sent"}"#) }
-                let count = sent.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
-                #expect(count >= 1, "the delivery counter counted the push: \(sent ?? "missing")")
-                #expect(text.contains(#"securepush_push_duration"#))
-                #expect(text.contains("# TYPE securepush_deliveries_total counter"))
-                #expect(text.contains("hb_requests") || text.contains("http_requests"), "request metrics are exported")
-                #expect(!text.contains("METRIC-PAYLOAD"))
-                #expect(!text.contains(device), "no credential in a metric")
-                #expect(!text.contains("met-1"), "no token in a metric")
-            }
+        try await APIHarness.withDatabase { db, api, client in
+            let harness = try DispatcherHarness(database: db)
+            let device = try await registerDevice(client, api, user: "met", token: "met-1")
+            let id = try await db.enqueue(user: "met", payload: #"{"secret":"METRIC-PAYLOAD"}"#)
+            try await db.eventually("pushed") { harness.pushes.count == 1 }
+            await harness.stop()
+            #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device)).status == .ok)
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
+            let text = response.body.text
+            let sent = text.split(separator: "\n").first { $0.hasPrefix(#"securepush_deliveries_total{outcome="sent"}"#) }
+            let count = sent.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+            #expect(count >= 1, "the delivery counter counted the push: \(sent ?? "missing")")
+            #expect(text.contains(#"securepush_push_duration"#))
+            #expect(text.contains("# TYPE securepush_deliveries_total counter"))
+            #expect(text.contains("hb_requests") || text.contains("http_requests"), "request metrics are exported")
+            #expect(!text.contains("METRIC-PAYLOAD"))
+            #expect(!text.contains(device), "no credential in a metric")
+            #expect(!text.contains("met-1"), "no token in a metric")
         }
     }
 }

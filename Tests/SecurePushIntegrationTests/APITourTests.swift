@@ -87,17 +87,15 @@ struct APITourTests {
 
     @Test("healthz, readyz and metrics")
     func health() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { _, client in
-                #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
-                #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
-                let metrics = try await client.execute(uri: "/metrics", method: .get)
-                #expect(metrics.status == .ok)
-                try await db.execute("DELETE FROM securepush.schema_migrations WHERE version = 2")
-                let notReady = try await client.execute(uri: "/readyz", method: .get)
-                #expect(notReady.status == .serviceUnavailable)
-                #expect((notReady.body.json["error"] as? [String: Any])?["code"] as? String == "not_ready")
-            }
+        try await APIHarness.withDatabase { db, _, client in
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(metrics.status == .ok)
+            try await db.execute("DELETE FROM securepush.schema_migrations WHERE version = 2")
+            let notReady = try await client.execute(uri: "/readyz", method: .get)
+            #expect(notReady.status == .serviceUnavailable)
+            #expect((notReady.body.json["error"] as? [String: Any])?["code"] as? String == "not_ready")
         }
     }
 }

@@ -16,8 +16,7 @@ struct CrashTests {
     func killedProcessLosesNothing() async throws {
         try await TestDatabase.with { db in
             try await db.insertDevice(user: "kat", token: "kat-1")
-            try await db.execute(
-                "INSERT INTO securepush.notifications (user_id, payload) SELECT 'kat', jsonb_build_object('n', g) FROM generate_series(1, 200) g")
+            try await db.insertNumberedNotifications(1...200, user: "'kat'")
             let ids = Set(
                 try await db.client.query("SELECT id FROM securepush.notifications", logger: db.logger).collect()
                     .map { try $0.decode(UUID.self).uuidString.lowercased() })
@@ -76,10 +75,8 @@ struct CrashTests {
     @Test("every database connection killed mid-drain: the dispatcher reconnects and nothing is lost")
     func connectionsKilled() async throws {
         try await TestDatabase.with { db in
-            try await db.execute(
-                "INSERT INTO securepush.devices (user_id, platform, token) SELECT 'ned', 'simulated', 'ned-' || g FROM generate_series(1, 4) g")
-            try await db.execute(
-                "INSERT INTO securepush.notifications (user_id, payload) SELECT 'ned', jsonb_build_object('n', g) FROM generate_series(1, 500) g")
+            try await db.insertSimulatedDevices(1...4, user: "'ned'", token: "'ned-' || g")
+            try await db.insertNumberedNotifications(1...500, user: "'ned'")
             var configuration = DispatcherConfiguration.testing
             configuration.batchSize = 50
             let harness = try DispatcherHarness(database: db, configuration: configuration) { _ in

@@ -56,28 +56,26 @@ struct EndpointPolicyTests {
 
     @Test("POST /v1/devices refuses the attacker's endpoints with 400 invalid_device and says why; public push services are accepted")
     func registration() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let token = try await api.userToken("eve")
-                let post = { (body: String) in
-                    try await client.execute(uri: "/v1/devices", method: .post, headers: .bearer(token), body: ByteBuffer(string: body))
-                }
-                for (body, message) in Self.refused {
-                    let response = try await post(body)
-                    expectError(response, .badRequest, "invalid_device")
-                    #expect((response.body.json["error"] as? [String: Any])?["message"] as? String == message, "\(body)")
-                }
-                let stored: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.devices")
-                #expect(stored == 0)
-
-                for endpoint in [
-                    "https://fcm.googleapis.com/fcm/send/abc:def", "https://updates.push.services.mozilla.com/wpush/v2/abc",
-                    "https://web.push.apple.com/QHqR", "https://wns2-by3p.notify.windows.com/w/?token=abc",
-                ] {
-                    #expect(try await post(Self.webPush(endpoint)).status == .created, "\(endpoint)")
-                }
-                #expect(try await post(#"{"platform":"wns","token":"https://db5p.notify.windows.com/?token=x"}"#).status == .created)
+        try await APIHarness.withDatabase { db, api, client in
+            let token = try await api.userToken("eve")
+            let post = { (body: String) in
+                try await client.execute(uri: "/v1/devices", method: .post, headers: .bearer(token), body: ByteBuffer(string: body))
             }
+            for (body, message) in Self.refused {
+                let response = try await post(body)
+                expectError(response, .badRequest, "invalid_device")
+                #expect((response.body.json["error"] as? [String: Any])?["message"] as? String == message, "\(body)")
+            }
+            let stored: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.devices")
+            #expect(stored == 0)
+
+            for endpoint in [
+                "https://fcm.googleapis.com/fcm/send/abc:def", "https://updates.push.services.mozilla.com/wpush/v2/abc",
+                "https://web.push.apple.com/QHqR", "https://wns2-by3p.notify.windows.com/w/?token=abc",
+            ] {
+                #expect(try await post(Self.webPush(endpoint)).status == .created, "\(endpoint)")
+            }
+            #expect(try await post(#"{"platform":"wns","token":"https://db5p.notify.windows.com/?token=x"}"#).status == .created)
         }
     }
 

@@ -126,18 +126,8 @@ struct EnqueueTests {
     @Test("10,000 notifications in one INSERT ... SELECT: one statement, one statement-level trigger, all fanned out")
     func bulkInsert() async throws {
         try await TestDatabase.with { db in
-            try await db.execute(
-                """
-                INSERT INTO securepush.devices (user_id, platform, token)
-                SELECT 'bulk-' || g, 'simulated', 'bulk-token-' || g FROM generate_series(1, 100) g
-                """
-            )
-            try await db.execute(
-                """
-                INSERT INTO securepush.notifications (user_id, payload)
-                SELECT 'bulk-' || (g % 100 + 1), jsonb_build_object('n', g) FROM generate_series(1, 10000) g
-                """
-            )
+            try await db.insertSimulatedDevices(1...100, user: "'bulk-' || g", token: "'bulk-token-' || g")
+            try await db.insertNumberedNotifications(1...10000, user: "'bulk-' || (g % 100 + 1)")
             let deliveries: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
             #expect(deliveries == 10_000)
             let rowTriggers: Int64 = try await db.scalar(

@@ -14,15 +14,11 @@ import _CryptoExtras
 /// what each fake platform received (docs/envelopes.md).
 @Suite("Envelopes through the dispatcher")
 struct EnvelopeDispatchTests {
-    static let teamID = "TEAM123456"
-    static let keyID = "KEY1234567"
-    static let topic = "com.example.securepush"
-
     @Test("no payload byte in any platform's envelope: APNs alert and silent, FCM, Web Push (decrypted), WNS, simulated")
     func idOnlyOnEveryPlatform() async throws {
         try await TestDatabase.with { db in
             let apnsKey = try FakeCredentials.apnsKey()
-            let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
+            let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey()])
             let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
             let fcm = try await FakeFCMServer.start(
                 projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: rsa.publicKey)
@@ -48,7 +44,7 @@ struct EnvelopeDispatchTests {
                                 markers[id] = marker
                             }
                             var settings = FakeCredentials.environment(
-                                apns: apns, key: apnsKey, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                                apns: apns, key: apnsKey)
                             settings.merge(
                                 FakeCredentials.environment(fcm: fcm, account: try FakeCredentials.serviceAccount(key: rsa, tokenURI: fcm.tokenURI))
                             ) { $1 }

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushFakes
 import SecurePushTestSupport
 import Testing
 
@@ -18,24 +19,13 @@ final class RawHTTPConnection: @unchecked Sendable {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("no socket: errno \(errno)") }
         if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            let bound = LoopbackPort.withSocketAddress(host: source) { bind(descriptor, $0, $1) }
             guard bound == 0 else {
                 _ = Glibc.close(descriptor)
                 throw TestFailure("cannot bind \(source)")
             }
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let result = LoopbackPort.withSocketAddress(port: port) { connect(descriptor, $0, $1) }
         guard result == 0 else {
             _ = Glibc.close(descriptor)
             throw TestFailure("cannot connect to 127.0.0.1:\(port)")

@@ -12,10 +12,6 @@ import _CryptoExtras
 /// the database (sent, device deactivated, retried with the right delay, failed permanently).
 @Suite("Real platforms through the dispatcher")
 struct PlatformDispatchTests {
-    static let teamID = "TEAM123456"
-    static let keyID = "KEY1234567"
-    static let topic = "com.example.securepush"
-
     @Test("APNs: every reason of the error table")
     func apnsErrorTable() async throws {
         let rows: [(Int, String, String?, Expected)] = [
@@ -39,7 +35,7 @@ struct PlatformDispatchTests {
         ]
         try await TestDatabase.with { db in
             let key = try FakeCredentials.apnsKey()
-            let fake = try await FakeAPNsServer.start(keys: [key.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
+            let fake = try await FakeAPNsServer.start(keys: [key.signingKey()])
             try await withShutdown(of: fake) {
                 var devices: [(device: UUID, expected: Expected, label: String)] = []
                 for (status, reason, retryAfter, expected) in rows {
@@ -50,7 +46,7 @@ struct PlatformDispatchTests {
                     _ = try await db.enqueue(user: user, payload: #"{"secret":"APNS-PAYLOAD"}"#)
                     devices.append((device, expected, "\(status) \(reason)\(retryAfter.map { " Retry-After \($0)" } ?? "")"))
                 }
-                let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                let settings = FakeCredentials.environment(apns: fake, key: key)
                 let rowsToCheck = devices
                 try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
                     try await expectOutcomes(db, rowsToCheck)
@@ -67,13 +63,13 @@ struct PlatformDispatchTests {
     func apnsExpiredProviderToken() async throws {
         try await TestDatabase.with { db in
             let key = try FakeCredentials.apnsKey()
-            let fake = try await FakeAPNsServer.start(keys: [key.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
+            let fake = try await FakeAPNsServer.start(keys: [key.signingKey()])
             try await withShutdown(of: fake) {
                 let token = hexToken()
                 fake.script(token: token, .expireProviderTokenOnce)
                 let device = try await db.insertDevice(user: "renew", platform: "apns", token: token)
                 _ = try await db.enqueue(user: "renew", payload: "{}")
-                let settings = FakeCredentials.environment(apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: Self.topic)
+                let settings = FakeCredentials.environment(apns: fake, key: key)
                 try await withPlatformDispatcher(db, platforms: "apns", settings: settings) { _ in
                     try await expectOutcomes(db, [(device, .sent, "ExpiredProviderToken then 200")])
                 }

@@ -15,9 +15,6 @@ import Testing
 /// exactly once after the storm.
 @Suite("Provider storms and circuit breakers")
 struct ProviderStormTests {
-    static let teamID = "TEAM123456"
-    static let keyID = "KEY1234567"
-
     /// The value of the first `/metrics` sample of `name` whose labels contain every one of `labels`.
     static func sample(_ text: String, _ name: String, _ labels: [String]) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(name + "{") && labels.allSatisfy({ line.contains($0) }) {
@@ -38,7 +35,7 @@ struct ProviderStormTests {
         let count = 20
         try await TestDatabase.with { db in
             let key = try FakeCredentials.apnsKey()
-            let fake = try await FakeAPNsServer.start(keys: [key.signingKey(teamID: Self.teamID, keyID: Self.keyID)])
+            let fake = try await FakeAPNsServer.start(keys: [key.signingKey()])
             try await withShutdown(of: fake) {
                 fake.setDefaultBehavior(.reject(status: 503, reason: "ServiceUnavailable"))
                 var tokens: [String] = []
@@ -49,7 +46,7 @@ struct ProviderStormTests {
                     _ = try await db.enqueue(user: "storm-\(index)", payload: #"{"secret":"STORM-PAYLOAD"}"#)
                 }
                 let settings = FakeCredentials.environment(
-                    apns: fake, key: key, teamID: Self.teamID, keyID: Self.keyID, topic: "com.example.securepush")
+                    apns: fake, key: key)
                 let metricsBefore = LoggingBootstrap.metricsRegistry.emitToString()
                 let openedBefore = Self.sample(metricsBefore, "securepush_circuit_opened_total", [#"platform="apns""#]) ?? 0
                 try await APIHarness.with(db) { _, client in

@@ -19,30 +19,28 @@ struct RegistrationSecurityTests {
 
     @Test("registering another user's push token names the previous owner in the audit log and /status (the metric: TraceLogHygieneTests)")
     func rebind() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let victim = try await registerDevice(client, api, user: "victim", token: "shared-token")
-                let victimDevice = String(victim.split(separator: ".")[0])
-                let moved = try await Self.register(client, token: "shared-token", bearer: try await api.userToken("taker"))
-                #expect(moved.status == .created)
-                let row = try await db.client.query(
-                    """
-                    SELECT user_id, device_id::text, previous_user_id, previous_device_id::text FROM securepush.audit_log
-                    WHERE event = 'device_rebound'
-                    """, logger: db.logger
-                ).collect()
-                #expect(row.count == 1)
-                let (user, device, previousUser, previousDevice) = try #require(row.first).decode((String, String, String, String).self)
-                #expect(user == "taker" && previousUser == "victim")
-                #expect(device == victimDevice && previousDevice == victimDevice)
-                let status = try await client.execute(uri: "/status", method: .get)
-                let events = status.body.json["security_events_last_hour"] as? [String: Any]
-                #expect((events?["device_rebound"] as? Int) == 1)
-                // The same user registering its own token again is no re-bind.
-                _ = try await Self.register(client, token: "shared-token", bearer: try await api.userToken("taker"))
-                let rebinds: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_rebound'")
-                #expect(rebinds == 1)
-            }
+        try await APIHarness.withDatabase { db, api, client in
+            let victim = try await registerDevice(client, api, user: "victim", token: "shared-token")
+            let victimDevice = String(victim.split(separator: ".")[0])
+            let moved = try await Self.register(client, token: "shared-token", bearer: try await api.userToken("taker"))
+            #expect(moved.status == .created)
+            let row = try await db.client.query(
+                """
+                SELECT user_id, device_id::text, previous_user_id, previous_device_id::text FROM securepush.audit_log
+                WHERE event = 'device_rebound'
+                """, logger: db.logger
+            ).collect()
+            #expect(row.count == 1)
+            let (user, device, previousUser, previousDevice) = try #require(row.first).decode((String, String, String, String).self)
+            #expect(user == "taker" && previousUser == "victim")
+            #expect(device == victimDevice && previousDevice == victimDevice)
+            let status = try await client.execute(uri: "/status", method: .get)
+            let events = status.body.json["security_events_last_hour"] as? [String: Any]
+            #expect((events?["device_rebound"] as? Int) == 1)
+            // The same user registering its own token again is no re-bind.
+            _ = try await Self.register(client, token: "shared-token", bearer: try await api.userToken("taker"))
+            let rebinds = try await db.auditEvents("device_rebound")
+            #expect(rebinds == 1)
         }
     }
 
@@ -60,7 +58,7 @@ struct RegistrationSecurityTests {
                 let wait = Int(limited.headers[.retryAfter] ?? "") ?? 0
                 #expect((3500...3600).contains(wait), "until the first registration leaves the hour: \(wait)")
                 #expect(try await Self.register(client, token: "calm-0", bearer: try await api.userToken("calm")).status == .created)
-                let audited: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'registration_limited'")
+                let audited = try await db.auditEvents("registration_limited")
                 #expect(audited == 1)
                 // The SQL registration function has the same limit.
                 await #expect(throws: (any Error).self) {
@@ -87,8 +85,7 @@ struct RegistrationSecurityTests {
             #expect(Set(left) == [recent, active])
             let orphans: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE device_id = \(old)")
             #expect(orphans == 0)
-            let deleted: Int64 = try await db.scalar(
-                "SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_deleted' AND device_id = \(old)")
+            let deleted = try await db.auditEvents("device_deleted", device: old)
             #expect(deleted == 1, "the deletion is audited")
             try await db.execute("SELECT securepush.audit('throttled', NULL, NULL, 'old')")
             try await db.execute("SET securepush.pruning_audit_log = 'on'")
@@ -99,13 +96,11 @@ struct RegistrationSecurityTests {
 
     @Test("a user token whose sub holds NUL or control characters answers 401, never 500")
     func controlCharactersInSubject() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { _, client in
-                for sub in ["a\u{0}b", "tab\there", "\u{1b}[31m"] {
-                    let token = try UserTokenClaimsTests.token(
-                        header: ["alg": "HS256", "typ": "JWT"], claims: ["sub": sub, "exp": Date().timeIntervalSince1970 + 600])
-                    expectError(try await Self.register(client, token: "nul-1", bearer: token), .unauthorized, "unauthorized")
-                }
+        try await APIHarness.withDatabase { db, _, client in
+            for sub in ["a\u{0}b", "tab\there", "\u{1b}[31m"] {
+                let token = try UserTokenClaimsTests.token(
+                    header: ["alg": "HS256", "typ": "JWT"], claims: ["sub": sub, "exp": Date().timeIntervalSince1970 + 600])
+                expectError(try await Self.register(client, token: "nul-1", bearer: token), .unauthorized, "unauthorized")
             }
         }
     }

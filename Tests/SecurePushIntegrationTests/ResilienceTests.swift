@@ -43,21 +43,11 @@ struct ResilienceTests {
     @Test("three dispatchers share 5,000 deliveries and none is sent twice")
     func threeDispatchersShareWork() async throws {
         try await TestDatabase.with { db in
-            try await db.execute(
-                """
-                INSERT INTO securepush.devices (user_id, platform, token)
-                SELECT 'fleet-' || (g % 50), 'simulated', 'fleet-token-' || g FROM generate_series(0, 99) g
-                """
-            )
+            try await db.insertSimulatedDevices(0...99, user: "'fleet-' || (g % 50)", token: "'fleet-token-' || g")
             var configuration = DispatcherConfiguration.testing
             configuration.batchSize = 50
             let harnesses = try (0..<3).map { _ in try DispatcherHarness(database: db, configuration: configuration) }
-            try await db.execute(
-                """
-                INSERT INTO securepush.notifications (user_id, payload)
-                SELECT 'fleet-' || (g % 50), jsonb_build_object('n', g) FROM generate_series(1, 2500) g
-                """
-            )
+            try await db.insertNumberedNotifications(1...2500, user: "'fleet-' || (g % 50)")
             try await db.eventually("5,000 pushes", timeout: .seconds(60)) {
                 harnesses.reduce(0) { $0 + $1.pushes.count } >= 5000
             }

@@ -20,46 +20,44 @@ struct StatusPageTests {
     @Test("a browser gets the page, other clients the JSON; the page escapes what it shows and holds no payload, user id or credential")
     func page() async throws {
         LoggingBootstrap.bootstrap(level: .critical)
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let harness = try DispatcherHarness(database: db)
-                let device = try await registerDevice(client, api, user: "page-user-7731", token: "page-token-1")
-                let id = try await db.enqueue(user: "page-user-7731", payload: #"{"title":"PAGE-PAYLOAD"}"#)
-                try await db.eventually("pushed") { harness.pushes.count == 1 }
-                #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device)).status == .ok)
-                try await db.execute(
-                    """
-                    INSERT INTO securepush.dispatchers (id, host, pid, role, version)
-                    VALUES (gen_random_uuid(), '<script>alert(1)</script>', 4242, 'dispatcher', '1.0"><b>')
-                    """)
+        try await APIHarness.withDatabase { db, api, client in
+            let harness = try DispatcherHarness(database: db)
+            let device = try await registerDevice(client, api, user: "page-user-7731", token: "page-token-1")
+            let id = try await db.enqueue(user: "page-user-7731", payload: #"{"title":"PAGE-PAYLOAD"}"#)
+            try await db.eventually("pushed") { harness.pushes.count == 1 }
+            #expect(try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device)).status == .ok)
+            try await db.execute(
+                """
+                INSERT INTO securepush.dispatchers (id, host, pid, role, version)
+                VALUES (gen_random_uuid(), '<script>alert(1)</script>', 4242, 'dispatcher', '1.0"><b>')
+                """)
 
-                for (uri, accept) in [("/status", Self.browserAccept), ("/status.html", "*/*")] {
-                    let response = try await client.execute(uri: uri, method: .get, headers: Self.accept(accept))
-                    #expect(response.status == .ok)
-                    #expect(response.headers[.contentType] == "text/html; charset=utf-8", "\(uri)")
-                    #expect(response.headers[.contentSecurityPolicy]?.hasPrefix("default-src 'none'") == true)
-                    let html = response.body.text
-                    #expect(html.hasPrefix("<!doctype html>"))
-                    #expect(html.contains("<title>SecurePush status</title>"))
-                    #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the host is escaped")
-                    #expect(html.contains("1.0&quot;&gt;&lt;b&gt;"), "the version is escaped")
-                    #expect(!html.contains("<script"), "no script, and nothing from the database unescaped")
-                    #expect(!html.contains("http://") && !html.contains("https://"), "no external asset")
-                    #expect(html.contains("<td>simulated</td>"), "the fetch table names the platform")
-                    #expect(html.contains("100.0 %"), "the one push was fetched")
-                    #expect(html.contains("<td class=\"alive\">alive</td>"), "the harness's dispatcher is alive")
-                    for secret in ["PAGE-PAYLOAD", "page-user-7731", "page-token-1", device] {
-                        #expect(!html.contains(secret), "the page shows no payload, user id, token or credential")
-                    }
+            for (uri, accept) in [("/status", Self.browserAccept), ("/status.html", "*/*")] {
+                let response = try await client.execute(uri: uri, method: .get, headers: Self.accept(accept))
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8", "\(uri)")
+                #expect(response.headers[.contentSecurityPolicy]?.hasPrefix("default-src 'none'") == true)
+                let html = response.body.text
+                #expect(html.hasPrefix("<!doctype html>"))
+                #expect(html.contains("<title>SecurePush status</title>"))
+                #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the host is escaped")
+                #expect(html.contains("1.0&quot;&gt;&lt;b&gt;"), "the version is escaped")
+                #expect(!html.contains("<script"), "no script, and nothing from the database unescaped")
+                #expect(!html.contains("http://") && !html.contains("https://"), "no external asset")
+                #expect(html.contains("<td>simulated</td>"), "the fetch table names the platform")
+                #expect(html.contains("100.0 %"), "the one push was fetched")
+                #expect(html.contains("<td class=\"alive\">alive</td>"), "the harness's dispatcher is alive")
+                for secret in ["PAGE-PAYLOAD", "page-user-7731", "page-token-1", device] {
+                    #expect(!html.contains(secret), "the page shows no payload, user id, token or credential")
                 }
-                await harness.stop()
+            }
+            await harness.stop()
 
-                for accept in [nil, "*/*", "application/json", "text/html;q=0.1, */*", "application/json, text/html;q=0.5"] {
-                    let response = try await client.execute(uri: "/status", method: .get, headers: accept.map(Self.accept) ?? [:])
-                    #expect(response.status == .ok)
-                    #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "Accept: \(accept ?? "none")")
-                    #expect(response.body.json["queue"] != nil)
-                }
+            for accept in [nil, "*/*", "application/json", "text/html;q=0.1, */*", "application/json, text/html;q=0.5"] {
+                let response = try await client.execute(uri: "/status", method: .get, headers: accept.map(Self.accept) ?? [:])
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "Accept: \(accept ?? "none")")
+                #expect(response.body.json["queue"] != nil)
             }
         }
     }

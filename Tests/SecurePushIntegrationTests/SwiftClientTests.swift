@@ -18,82 +18,78 @@ struct SwiftClientTests {
 
     @Test("SQL insert → the pushed APNs body → parsed → fetched → payload; rotation and unregistration")
     func endToEnd() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let store = InMemoryCredentialStore()
-                let app = try Self.client(port: client.port, credentials: store)
-                let registration = DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-client-1")])
-                let first = try await app.register(registration, userToken: try await api.userToken("sally"))
-                #expect(try store.load() == first)
+        try await APIHarness.withDatabase { db, api, client in
+            let store = InMemoryCredentialStore()
+            let app = try Self.client(port: client.port, credentials: store)
+            let registration = DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-client-1")])
+            let first = try await app.register(registration, userToken: try await api.userToken("sally"))
+            #expect(try store.load() == first)
 
-                let dispatcher = try DispatcherHarness(database: db)
-                let id = try await db.enqueue(user: "sally", payload: #"{"title":"Payment received","body":"EUR 42 from Bob"}"#)
-                try await eventually("the push") { dispatcher.pushes.contains { $0.notificationID == id.uuidString.lowercased() } }
-                await dispatcher.stop()
-                let push = try #require(dispatcher.pushes.first { $0.notificationID == id.uuidString.lowercased() })
-                #expect(!push.body.contains("Payment") && !push.body.contains("Bob"), "id only: \(push.body)")
+            let dispatcher = try DispatcherHarness(database: db)
+            let id = try await db.enqueue(user: "sally", payload: #"{"title":"Payment received","body":"EUR 42 from Bob"}"#)
+            try await eventually("the push") { dispatcher.pushes.contains { $0.notificationID == id.uuidString.lowercased() } }
+            await dispatcher.stop()
+            let push = try #require(dispatcher.pushes.first { $0.notificationID == id.uuidString.lowercased() })
+            #expect(!push.body.contains("Payment") && !push.body.contains("Bob"), "id only: \(push.body)")
 
-                let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(push.body.utf8)) as? [String: Any])
-                let message = PushMessage(apnsUserInfo: Dictionary(uniqueKeysWithValues: userInfo.map { (AnyHashable($0.key), $0.value) }))
-                #expect(message == .notification(id))
-                guard case .notification(let parsed) = message, case .found(let notification) = await app.fetch(parsed) else {
-                    Issue.record("the pushed id did not lead to the payload")
-                    return
-                }
-                #expect(notification.id == id)
-                #expect(notification.payload["title"]?.stringValue == "Payment received")
-                #expect(notification.payload["body"]?.stringValue == "EUR 42 from Bob")
-                #expect(notification.readAt != nil)
-
-                #expect(await app.fetch(UUID()) == .notFound)
-                let stranger = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
-                try await stranger.register(
-                    DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-client-2")]),
-                    userToken: try await api.userToken("mallory"))
-                #expect(await stranger.fetch(id) == .notFound, "another user's notification is not found")
-
-                let rotated = try await app.rotate()
-                #expect(rotated.deviceID == first.deviceID && rotated.secret != first.secret)
-                let stale = try Self.client(port: client.port, credentials: InMemoryCredentialStore(first))
-                #expect(await stale.fetch(id) == .unauthorized, "the old secret stops working at once")
-                guard case .found = await app.fetch(id) else {
-                    Issue.record("the new secret works")
-                    return
-                }
-                try await app.unregister()
-                #expect(try store.load() == nil)
-                #expect(await stale.fetch(id) == .unauthorized)
-                await #expect(throws: SecurePushClientError.notRegistered) { try await app.rotate() }
+            let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(push.body.utf8)) as? [String: Any])
+            let message = PushMessage(apnsUserInfo: Dictionary(uniqueKeysWithValues: userInfo.map { (AnyHashable($0.key), $0.value) }))
+            #expect(message == .notification(id))
+            guard case .notification(let parsed) = message, case .found(let notification) = await app.fetch(parsed) else {
+                Issue.record("the pushed id did not lead to the payload")
+                return
             }
+            #expect(notification.id == id)
+            #expect(notification.payload["title"]?.stringValue == "Payment received")
+            #expect(notification.payload["body"]?.stringValue == "EUR 42 from Bob")
+            #expect(notification.readAt != nil)
+
+            #expect(await app.fetch(UUID()) == .notFound)
+            let stranger = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
+            try await stranger.register(
+                DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-client-2")]),
+                userToken: try await api.userToken("mallory"))
+            #expect(await stranger.fetch(id) == .notFound, "another user's notification is not found")
+
+            let rotated = try await app.rotate()
+            #expect(rotated.deviceID == first.deviceID && rotated.secret != first.secret)
+            let stale = try Self.client(port: client.port, credentials: InMemoryCredentialStore(first))
+            #expect(await stale.fetch(id) == .unauthorized, "the old secret stops working at once")
+            guard case .found = await app.fetch(id) else {
+                Issue.record("the new secret works")
+                return
+            }
+            try await app.unregister()
+            #expect(try store.load() == nil)
+            #expect(await stale.fetch(id) == .unauthorized)
+            await #expect(throws: SecurePushClientError.notRegistered) { try await app.rotate() }
         }
     }
 
     @Test("catch-up with payloads and the batch fetch: found, not found (unknown and foreign alike), gone")
     func catchUpAndBatch() async throws {
-        try await TestDatabase.with { db in
-            try await APIHarness.with(db) { api, client in
-                let app = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
-                try await app.register(
-                    DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-batch-1")]),
-                    userToken: try await api.userToken("tess"))
-                var ids: [UUID] = []
-                for index in 0..<3 {
-                    ids.append(try await db.enqueue(user: "tess", payload: #"{"title":"T\#(index)"}"#))
-                }
-                let foreign = try await db.enqueue(user: "other", payload: #"{"title":"not yours"}"#)
-                let purged = try await db.enqueue(user: "tess", payload: #"{"title":"purged"}"#)
-                try await db.execute("UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE id = \(purged)")
-
-                let unread = try await app.catchUp()
-                #expect(Set(unread.map(\.id)) == Set(ids), "the unread ones with payloads")
-                #expect(Set(unread.compactMap { $0.payload["title"]?.stringValue }) == ["T0", "T1", "T2"])
-                #expect(try await app.catchUp().isEmpty, "each returned item is now read")
-
-                let unknown = UUID()
-                let batch = try await app.fetch([ids[0], unknown, foreign, purged, ids[0]])
-                #expect(batch.found.map(\.id) == [ids[0]])
-                #expect(batch.missing == [unknown: .notFound, foreign: .notFound, purged: .gone])
+        try await APIHarness.withDatabase { db, api, client in
+            let app = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
+            try await app.register(
+                DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-batch-1")]),
+                userToken: try await api.userToken("tess"))
+            var ids: [UUID] = []
+            for index in 0..<3 {
+                ids.append(try await db.enqueue(user: "tess", payload: #"{"title":"T\#(index)"}"#))
             }
+            let foreign = try await db.enqueue(user: "other", payload: #"{"title":"not yours"}"#)
+            let purged = try await db.enqueue(user: "tess", payload: #"{"title":"purged"}"#)
+            try await db.execute("UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE id = \(purged)")
+
+            let unread = try await app.catchUp()
+            #expect(Set(unread.map(\.id)) == Set(ids), "the unread ones with payloads")
+            #expect(Set(unread.compactMap { $0.payload["title"]?.stringValue }) == ["T0", "T1", "T2"])
+            #expect(try await app.catchUp().isEmpty, "each returned item is now read")
+
+            let unknown = UUID()
+            let batch = try await app.fetch([ids[0], unknown, foreign, purged, ids[0]])
+            #expect(batch.found.map(\.id) == [ids[0]])
+            #expect(batch.missing == [unknown: .notFound, foreign: .notFound, purged: .gone])
         }
     }
 

@@ -28,15 +28,10 @@ struct APNsFixture {
             [FakeAPNsServer.SigningKey(teamID: teamID, keyID: keyID, publicKey: key.publicKey)]
             + extraApps.map { FakeAPNsServer.SigningKey(teamID: $0.teamID, keyID: $0.keyID, publicKey: $0.key.publicKey) }
         let fake = try await FakeAPNsServer.start(keys: keys)
-        do {
-            let value = try await run(
+        return try await withShutdown(of: fake) {
+            try await run(
                 fake: fake, key: key, requestTimeout: requestTimeout, envelopes: EnvelopeSettings(alert: alert, apnsStyle: style),
                 extraApps: extraApps, body)
-            await fake.shutdown()
-            return value
-        } catch {
-            await fake.shutdown()
-            throw error
         }
     }
 

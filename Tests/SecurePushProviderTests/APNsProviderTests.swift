@@ -143,11 +143,8 @@ struct APNsProviderTests {
     @Test("many concurrent sends share exactly one provider JWT")
     func tokenCaching() async throws {
         try await APNsFixture.with { fixture in
-            let results = await withTaskGroup(of: PushResult.self) { group in
-                for _ in 0..<40 {
-                    group.addTask { await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken())) }
-                }
-                return await group.reduce(into: [PushResult]()) { $0.append($1) }
+            let results = await TestSupport.sendConcurrently(40, through: fixture.provider) { _ in
+                TestSupport.push(token: TestSupport.randomHexToken())
             }
             #expect(results.allSatisfy { $0.kind == "sent" })
             #expect(fixture.fake.delivered.count == 40)
@@ -213,11 +210,8 @@ struct APNsProviderTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             fixture.fake.setMaxConcurrentStreams(2)
-            let results = await withTaskGroup(of: PushResult.self) { group in
-                for _ in 0..<20 {
-                    group.addTask { await fixture.provider.send(TestSupport.push(token: TestSupport.randomHexToken())) }
-                }
-                return await group.reduce(into: [PushResult]()) { $0.append($1) }
+            let results = await TestSupport.sendConcurrently(20, through: fixture.provider) { _ in
+                TestSupport.push(token: TestSupport.randomHexToken())
             }
             #expect(results.allSatisfy { $0.kind == "sent" })
             #expect(fixture.fake.delivered.count == 20)

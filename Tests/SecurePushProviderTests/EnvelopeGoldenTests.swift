@@ -34,15 +34,65 @@ struct EnvelopeGoldenTests {
         return ttl
     }
 
+    /// Sends `push` through the fixture's provider, expects it sent, and compares the first request the fake
+    /// accepted with the golden file `name`; the placeholders are `placeholders(request)` and `extra`.
+    static func expectGolden(
+        _ name: String, _ push: Push, fixture: some RecordingFixture, extra: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation, placeholders: (FakeRequest) throws -> [String: String]
+    ) async throws {
+        #expect(await fixture.provider.send(push).kind == "sent", sourceLocation: sourceLocation)
+        let request = try #require(fixture.delivered.first, sourceLocation: sourceLocation)
+        let values = try placeholders(request).merging(extra) { $1 }
+        try GoldenEnvelope(name: name).expect(request, values: values, sourceLocation: sourceLocation)
+    }
+
+    /// The placeholders of an APNs golden file: the common ones and the request's JWT.
+    static func apnsValues(_ push: Push, _ request: FakeRequest) -> [String: String] {
+        var values = Self.values(push)
+        values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
+        return values
+    }
+
+    /// The placeholders of an FCM golden file: the common ones with the TTL (read from the body) and the access token.
+    static func fcmValues(_ push: Push, _ request: FakeRequest) throws -> [String: String] {
+        let body = String(decoding: request.body, as: UTF8.self)
+        let ttl = try #require(body.firstMatch(of: /"ttl":"([0-9]+)s"/)).1
+        var values = values(push, ttl: try checkedTTL(String(ttl)))
+        values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
+        return values
+    }
+
+    /// The placeholders of a WNS golden file: the common ones with the TTL, the channel and the access token.
+    static func wnsValues(_ push: Push, _ request: FakeRequest, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: String] {
+        var values = Self.values(push, ttl: try Self.checkedTTL(request.header("x-wns-ttl"), sourceLocation: sourceLocation))
+        values["channel"] = request.path
+        values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
+        return values
+    }
+
+    /// Sends `push` through the Web Push fixture and compares the delivery the fake decrypted with the golden
+    /// file `name`; the placeholders are the common ones with the TTL, the endpoint, VAPID's JWT and key, and
+    /// `extra`. Returns the delivery.
+    @discardableResult
+    static func expectGolden(
+        _ name: String, _ push: Push, fixture: WebPushFixture, extra: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> FakeWebPushServer.Delivery {
+        #expect(await fixture.provider.send(push).kind == "sent", "rejections: \(fixture.fake.rejections)", sourceLocation: sourceLocation)
+        let delivery = try #require(fixture.fake.deliveries.first, sourceLocation: sourceLocation)
+        var values = Self.values(push, ttl: try Self.checkedTTL(delivery.request.header("ttl"), sourceLocation: sourceLocation))
+        values.merge(extra) { $1 }
+        values["endpoint"] = delivery.request.path
+        values["jwt"] = delivery.vapidJWT
+        values["vapid-key"] = delivery.vapidKey
+        try GoldenEnvelope(name: name).expect(delivery.request, body: delivery.plaintext, values: values, sourceLocation: sourceLocation)
+        return delivery
+    }
+
     @Test("APNs alert, the default: generic text, mutable-content, badge, priority 10, expiration and collapse id")
     func apnsAlert() async throws {
         try await APNsFixture.with { fixture in
             let push = Self.push(token: TestSupport.randomHexToken(), platform: .apns)
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push)
-            values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
-            try GoldenEnvelope(name: "apns-alert").expect(request, values: values)
+            try await Self.expectGolden("apns-alert", push, fixture: fixture) { Self.apnsValues(push, $0) }
         }
     }
 
@@ -51,11 +101,7 @@ struct EnvelopeGoldenTests {
         let alert = GenericAlert(title: "New secure message", body: "Tap to read it.", titleLocKey: "SECURE_TITLE", bodyLocKey: "SECURE_BODY")
         try await APNsFixture.with(alert: alert) { fixture in
             let push = Self.push(token: TestSupport.randomHexToken(), platform: .apns, badge: nil)
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push)
-            values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
-            try GoldenEnvelope(name: "apns-alert-localized").expect(request, values: values)
+            try await Self.expectGolden("apns-alert-localized", push, fixture: fixture) { Self.apnsValues(push, $0) }
         }
     }
 
@@ -63,11 +109,7 @@ struct EnvelopeGoldenTests {
     func apnsSilent() async throws {
         try await APNsFixture.with { fixture in
             let push = Self.push(token: TestSupport.randomHexToken(), platform: .apns, options: ["push_style": "silent"])
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push)
-            values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
-            try GoldenEnvelope(name: "apns-silent").expect(request, values: values)
+            try await Self.expectGolden("apns-silent", push, fixture: fixture) { Self.apnsValues(push, $0) }
         }
     }
 
@@ -83,21 +125,11 @@ struct EnvelopeGoldenTests {
         try GoldenEnvelope(name: "apns-alert").expect(request, values: Self.values(push), omitting: ["authorization", "content-type"])
     }
 
-    static func fcmValues(_ push: Push, _ request: FakeRequest) throws -> [String: String] {
-        let body = String(decoding: request.body, as: UTF8.self)
-        let ttl = try #require(body.firstMatch(of: /"ttl":"([0-9]+)s"/)).1
-        var values = values(push, ttl: try checkedTTL(String(ttl)))
-        values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
-        return values
-    }
-
     @Test("FCM: data-only, high priority, id and generic text in data, the APNs alert in the apns block")
     func fcm() async throws {
         try await FCMFixture.with { fixture in
             let push = Self.push(token: "fcm-token-" + UUID().uuidString.lowercased(), platform: .fcm)
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            try GoldenEnvelope(name: "fcm").expect(request, values: try Self.fcmValues(push, request))
+            try await Self.expectGolden("fcm", push, fixture: fixture) { try Self.fcmValues(push, $0) }
         }
     }
 
@@ -105,9 +137,7 @@ struct EnvelopeGoldenTests {
     func fcmSilent() async throws {
         try await FCMFixture.with(envelopes: EnvelopeSettings(apnsStyle: .silent)) { fixture in
             let push = Self.push(token: "fcm-token-" + UUID().uuidString.lowercased(), platform: .fcm)
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            try GoldenEnvelope(name: "fcm-apns-silent").expect(request, values: try Self.fcmValues(push, request))
+            try await Self.expectGolden("fcm-apns-silent", push, fixture: fixture) { try Self.fcmValues(push, $0) }
         }
     }
 
@@ -117,14 +147,8 @@ struct EnvelopeGoldenTests {
             let subscription = fixture.fake.subscribe()
             var push = fixture.push(subscription)
             push.badge = Self.badge
-            #expect(await fixture.provider.send(push).kind == "sent", "rejections: \(fixture.fake.rejections)")
-            let delivery = try #require(fixture.fake.deliveries.first)
-            var values = Self.values(push, ttl: try Self.checkedTTL(delivery.request.header("ttl")))
-            values["endpoint"] = delivery.request.path
-            values["topic"] = push.notificationID.description.replacingOccurrences(of: "-", with: "")
-            values["jwt"] = delivery.vapidJWT
-            values["vapid-key"] = delivery.vapidKey
-            try GoldenEnvelope(name: "webpush").expect(delivery.request, body: delivery.plaintext, values: values)
+            let topic = push.notificationID.description.replacingOccurrences(of: "-", with: "")
+            let delivery = try await Self.expectGolden("webpush", push, fixture: fixture, extra: ["topic": topic])
             #expect(delivery.request.body.count <= GoldenEnvelope.maxBodyBytes, "the encrypted body fits 4 KiB too")
         }
     }
@@ -133,12 +157,7 @@ struct EnvelopeGoldenTests {
     func wns() async throws {
         try await WNSFixture.with { fixture in
             let push = Self.push(token: fixture.fake.makeChannelURI(), platform: .wns)
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push, ttl: try Self.checkedTTL(request.header("x-wns-ttl")))
-            values["channel"] = request.path
-            values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
-            try GoldenEnvelope(name: "wns").expect(request, values: values)
+            try await Self.expectGolden("wns", push, fixture: fixture) { try Self.wnsValues(push, $0) }
         }
     }
 
@@ -154,12 +173,7 @@ struct EnvelopeGoldenTests {
     func apnsClear() async throws {
         try await APNsFixture.with { fixture in
             let (push, older) = Self.clear(Self.push(token: TestSupport.randomHexToken(), platform: .apns))
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push)
-            values["older"] = older.description
-            values["jwt"] = String(request.header("authorization")?.dropFirst("bearer ".count) ?? "")
-            try GoldenEnvelope(name: "apns-clear").expect(request, values: values)
+            try await Self.expectGolden("apns-clear", push, fixture: fixture, extra: ["older": older.description]) { Self.apnsValues(push, $0) }
         }
     }
 
@@ -167,27 +181,15 @@ struct EnvelopeGoldenTests {
     func fcmClear() async throws {
         try await FCMFixture.with { fixture in
             let (push, older) = Self.clear(Self.push(token: "fcm-token-" + UUID().uuidString.lowercased(), platform: .fcm))
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = try Self.fcmValues(push, request)
-            values["older"] = older.description
-            try GoldenEnvelope(name: "fcm-clear").expect(request, values: values)
+            try await Self.expectGolden("fcm-clear", push, fixture: fixture, extra: ["older": older.description]) { try Self.fcmValues(push, $0) }
         }
     }
 
     @Test("clears (read sync): Web Push plain {secureClear}, Urgency low, no topic")
     func webPushClear() async throws {
         try await WebPushFixture.with { fixture in
-            let subscription = fixture.fake.subscribe()
-            let (push, older) = Self.clear(fixture.push(subscription))
-            #expect(await fixture.provider.send(push).kind == "sent", "rejections: \(fixture.fake.rejections)")
-            let delivery = try #require(fixture.fake.deliveries.first)
-            var values = Self.values(push, ttl: try Self.checkedTTL(delivery.request.header("ttl")))
-            values["older"] = older.description
-            values["endpoint"] = delivery.request.path
-            values["jwt"] = delivery.vapidJWT
-            values["vapid-key"] = delivery.vapidKey
-            try GoldenEnvelope(name: "webpush-clear").expect(delivery.request, body: delivery.plaintext, values: values)
+            let (push, older) = Self.clear(fixture.push(fixture.fake.subscribe()))
+            try await Self.expectGolden("webpush-clear", push, fixture: fixture, extra: ["older": older.description])
         }
     }
 
@@ -195,13 +197,7 @@ struct EnvelopeGoldenTests {
     func wnsClear() async throws {
         try await WNSFixture.with { fixture in
             let (push, older) = Self.clear(Self.push(token: fixture.fake.makeChannelURI(), platform: .wns))
-            #expect(await fixture.provider.send(push).kind == "sent")
-            let request = try #require(fixture.fake.delivered.first)
-            var values = Self.values(push, ttl: try Self.checkedTTL(request.header("x-wns-ttl")))
-            values["older"] = older.description
-            values["channel"] = request.path
-            values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
-            try GoldenEnvelope(name: "wns-clear").expect(request, values: values)
+            try await Self.expectGolden("wns-clear", push, fixture: fixture, extra: ["older": older.description]) { try Self.wnsValues(push, $0) }
         }
     }
 
@@ -219,4 +215,25 @@ struct EnvelopeGoldenTests {
         #expect(fcm <= GoldenEnvelope.maxBodyBytes, "FCM \(fcm) bytes")
         #expect(webPush + 103 <= GoldenEnvelope.maxBodyBytes, "Web Push \(webPush) bytes before encryption")
     }
+}
+
+/// A provider fixture whose fake records the requests it accepted.
+protocol RecordingFixture {
+    associatedtype Provider: PushProvider
+    /// The provider pointed at the fake.
+    var provider: Provider { get }
+    /// The requests the fake accepted, in order.
+    var delivered: [FakeRequest] { get }
+}
+
+extension APNsFixture: RecordingFixture {
+    var delivered: [FakeRequest] { fake.delivered }
+}
+
+extension FCMFixture: RecordingFixture {
+    var delivered: [FakeRequest] { fake.delivered }
+}
+
+extension WNSFixture: RecordingFixture {
+    var delivered: [FakeRequest] { fake.delivered }
 }

@@ -27,8 +27,8 @@ struct FCMFixture {
         requestTimeout: Duration = .seconds(10), envelopes: EnvelopeSettings = EnvelopeSettings(), _ body: (FCMFixture) async throws -> T
     ) async throws -> T {
         let fake = try await FakeFCMServer.start(projectID: projectID, clientEmail: clientEmail, publicKey: key.publicKey)
-        do {
-            let value = try await TestSupport.withHTTPClient { client in
+        return try await withShutdown(of: fake) {
+            try await TestSupport.withHTTPClient { client in
                 let account = try FCMServiceAccount(json: try serviceAccountJSON(tokenURI: fake.tokenURI))
                 let provider = try FCMProvider(
                     configuration: FCMConfiguration(
@@ -37,11 +37,6 @@ struct FCMFixture {
                     httpClient: client, logger: TestSupport.logger)
                 return try await body(FCMFixture(fake: fake, provider: provider))
             }
-            await fake.shutdown()
-            return value
-        } catch {
-            await fake.shutdown()
-            throw error
         }
     }
 }
@@ -85,11 +80,8 @@ struct FCMProviderTests {
     @Test("one access token is fetched and shared by many concurrent sends")
     func tokenCaching() async throws {
         try await FCMFixture.with { fixture in
-            let results = await withTaskGroup(of: PushResult.self) { group in
-                for index in 0..<30 {
-                    group.addTask { await fixture.provider.send(TestSupport.push(token: "t\(index)", platform: .fcm)) }
-                }
-                return await group.reduce(into: [PushResult]()) { $0.append($1) }
+            let results = await TestSupport.sendConcurrently(30, through: fixture.provider) { index in
+                TestSupport.push(token: "t\(index)", platform: .fcm)
             }
             #expect(results.allSatisfy { $0.kind == "sent" })
             #expect(fixture.fake.issuedAccessTokens == 1)

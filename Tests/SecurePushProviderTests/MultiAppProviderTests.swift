@@ -15,6 +15,18 @@ struct MultiAppProviderTests {
             clientEmail: "pusher@\(project).iam.gserviceaccount.com", projectID: project, tokenURI: tokenURI, privateKeyID: nil, privateKey: key)
     }
 
+    /// Sends `push` and expects it refused with `.failed(reason)` before anything went out: `sentRequests`
+    /// (what the fake has received) does not change.
+    static func expectRefusedUnsent(
+        _ push: Push, by provider: some PushProvider, reason: String, sentRequests: () -> Int, _ comment: Comment,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let before = sentRequests()
+        let result = await provider.send(push)
+        #expect(result == .failed(reason: reason), sourceLocation: sourceLocation)
+        #expect(sentRequests() == before, comment, sourceLocation: sourceLocation)
+    }
+
     @Test("FCM: the device's project option chooses the service account; the first serves devices without it")
     func fcmProjects() async throws {
         let fake = try await FakeFCMServer.start(accounts: [
@@ -48,10 +60,9 @@ struct MultiAppProviderTests {
                 #expect(mismatch.kind == "tokenInvalid")
                 #expect(mismatch.reason.contains("SENDER_ID_MISMATCH"))
 
-                let requests = fake.requests.count
-                let unknown = await provider.send(TestSupport.push(token: appToken, platform: .fcm, options: ["project": "bank-test"]))
-                #expect(unknown == .failed(reason: "FCM project not configured"))
-                #expect(fake.requests.count == requests, "nothing is sent for an unconfigured project")
+                await Self.expectRefusedUnsent(
+                    TestSupport.push(token: appToken, platform: .fcm, options: ["project": "bank-test"]), by: provider,
+                    reason: "FCM project not configured", sentRequests: { fake.requests.count }, "nothing is sent for an unconfigured project")
             }
         }
     }
@@ -97,10 +108,9 @@ struct MultiAppProviderTests {
                 let wrongApp = await provider.send(TestSupport.push(token: proChannel, platform: .wns))
                 #expect(wrongApp == .failed(reason: "WNS 403"))
 
-                let requests = fake.requests.count
-                let unknown = await provider.send(TestSupport.push(token: bankChannel, platform: .wns, options: ["app": "Contoso.Other"]))
-                #expect(unknown == .failed(reason: "WNS app not configured"))
-                #expect(fake.requests.count == requests, "nothing is sent for an unconfigured app")
+                await Self.expectRefusedUnsent(
+                    TestSupport.push(token: bankChannel, platform: .wns, options: ["app": "Contoso.Other"]), by: provider,
+                    reason: "WNS app not configured", sentRequests: { fake.requests.count }, "nothing is sent for an unconfigured app")
             }
         }
     }

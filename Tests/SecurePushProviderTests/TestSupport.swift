@@ -64,6 +64,19 @@ enum TestSupport {
         )
     }
 
+    /// Sends `count` pushes through `provider` all at once, the one numbered `index` made by `push(index)`, and
+    /// returns the results in the order they came back.
+    static func sendConcurrently(
+        _ count: Int, through provider: some PushProvider, _ push: @escaping @Sendable (_ index: Int) -> Push
+    ) async -> [PushResult] {
+        await withTaskGroup(of: PushResult.self) { group in
+            for index in 0..<count {
+                group.addTask { await provider.send(push(index)) }
+            }
+            return await group.reduce(into: [PushResult]()) { $0.append($1) }
+        }
+    }
+
     static func randomHexToken(bytes: Int = 32) -> String {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }

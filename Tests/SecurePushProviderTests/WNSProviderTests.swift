@@ -14,8 +14,8 @@ struct WNSFixture {
         _ body: (WNSFixture) async throws -> T
     ) async throws -> T {
         let fake = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-1", clientSecret: "s3cret")
-        do {
-            let value = try await TestSupport.withClients { client, pinned in
+        return try await withShutdown(of: fake) {
+            try await TestSupport.withClients { client, pinned in
                 let provider = try WNSProvider(
                     configuration: WNSConfiguration(
                         clientID: "ms-app://s-1-15-2-1", clientSecret: secret, tokenURL: fake.tokenURL,
@@ -24,11 +24,6 @@ struct WNSFixture {
                     httpClient: client, pinnedClients: pinned, resolver: resolver, logger: TestSupport.logger)
                 return try await body(WNSFixture(fake: fake, provider: provider))
             }
-            await fake.shutdown()
-            return value
-        } catch {
-            await fake.shutdown()
-            throw error
         }
     }
 }

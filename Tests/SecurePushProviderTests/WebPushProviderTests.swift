@@ -17,8 +17,8 @@ struct WebPushFixture {
         _ body: (WebPushFixture) async throws -> T
     ) async throws -> T {
         let fake = try await FakeWebPushServer.start()
-        do {
-            let value = try await TestSupport.withClients { client, pinned in
+        return try await withShutdown(of: fake) {
+            try await TestSupport.withClients { client, pinned in
                 let key = P256.Signing.PrivateKey()
                 let provider = try WebPushProvider(
                     configuration: WebPushConfiguration(
@@ -28,11 +28,6 @@ struct WebPushFixture {
                     httpClient: client, pinnedClients: pinned, resolver: resolver, logger: TestSupport.logger)
                 return try await body(WebPushFixture(fake: fake, provider: provider, vapidKey: key))
             }
-            await fake.shutdown()
-            return value
-        } catch {
-            await fake.shutdown()
-            throw error
         }
     }
 

@@ -47,6 +47,15 @@ public struct APIHarness: Sendable {
         }
     }
 
+    /// Runs `body` with a fresh test database and the API started on it (`TestDatabase.with`, then `with`).
+    public static func withDatabase<T: Sendable>(
+        _ body: @Sendable (TestDatabase, APIHarness, any TestClientProtocol) async throws -> T
+    ) async throws -> T {
+        try await TestDatabase.with { db in
+            try await with(db) { api, client in try await body(db, api, client) }
+        }
+    }
+
     /// A valid user token for `user`.
     public func userToken(_ user: String, expiresIn seconds: TimeInterval = 3600) async throws -> String {
         try await tokens.sign(UserClaims(subject: user, expiresAt: Date().addingTimeInterval(seconds)))

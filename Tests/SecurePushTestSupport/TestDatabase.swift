@@ -95,6 +95,41 @@ public struct TestDatabase: Sendable {
         )
     }
 
+    /// Inserts a simulated device for every `g` in `numbers`, in one statement; `user` and `token` are SQL
+    /// expressions of `g` (such as `'fleet-' || (g % 50)`).
+    public func insertSimulatedDevices(_ numbers: ClosedRange<Int>, user: String, token: String) async throws {
+        try await execute(
+            """
+            INSERT INTO securepush.devices (user_id, platform, token)
+            SELECT \(unescaped: user), 'simulated', \(unescaped: token) \(unescaped: Self.series(numbers))
+            """
+        )
+    }
+
+    /// Inserts a notification with the payload `{"n": g}` for every `g` in `numbers`, in one statement (so one
+    /// statement-level trigger); `user` is an SQL expression of `g` (such as `'bulk-' || (g % 100 + 1)`).
+    public func insertNumberedNotifications(_ numbers: ClosedRange<Int>, user: String) async throws {
+        try await execute(
+            """
+            INSERT INTO securepush.notifications (user_id, payload)
+            SELECT \(unescaped: user), jsonb_build_object('n', g) \(unescaped: Self.series(numbers))
+            """
+        )
+    }
+
+    /// `FROM generate_series(<first>, <last>) g`.
+    private static func series(_ numbers: ClosedRange<Int>) -> String {
+        "FROM generate_series(\(numbers.lowerBound), \(numbers.upperBound)) g"
+    }
+
+    /// How many audit-log rows record `event`, for `device` only when it is given.
+    public func auditEvents(_ event: String, device: UUID? = nil) async throws -> Int64 {
+        if let device {
+            return try await scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = \(event) AND device_id = \(device)")
+        }
+        return try await scalar("SELECT count(*)::bigint FROM securepush.audit_log WHERE event = \(event)")
+    }
+
     /// After a dispatcher stopped: nothing is left pending or claimed, and the history holds exactly
     /// `logged` rows, so nothing more can be pushed (instead of sleeping to see that nothing happens).
     public func expectQueueDrained(logged: Int64, sourceLocation: SourceLocation = #_sourceLocation) async throws {
