@@ -34,3 +34,22 @@ struct SingleConnectionClient: DatabaseClient {
         try await body(connection)
     }
 }
+
+extension PostgresConnection {
+    /// Runs `body` between `begin` and `COMMIT`, rolling back when it throws; the error passes through as it
+    /// is. (PostgresNIO's `withTransaction` wraps errors in `PostgresTransactionError`, which would hide the
+    /// SQLSTATE that `DatabaseErrorSummary` and `isUnavailable` read, and takes no isolation level.)
+    func inTransaction<Result>(
+        _ begin: PostgresQuery = "BEGIN", logger: Logger, _ body: () async throws -> Result
+    ) async throws -> Result {
+        _ = try await query(begin, logger: logger)
+        do {
+            let result = try await body()
+            _ = try await query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}

@@ -78,18 +78,17 @@ public struct Migrator: Sendable {
         for migration in migrations where applied[migration.version] == nil {
             logger.info("applying migration", metadata: ["migration.name": "\(migration.name)"])
             do {
-                _ = try await connection.query("BEGIN", logger: logger)
-                _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
-                _ = try await connection.query(
-                    """
-                    INSERT INTO securepush.schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
-                    """,
-                    logger: logger
-                )
-                _ = try await connection.query("COMMIT", logger: logger)
+                try await connection.inTransaction(logger: logger) {
+                    _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
+                    _ = try await connection.query(
+                        """
+                        INSERT INTO securepush.schema_migrations (version, name, checksum)
+                        VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                        """,
+                        logger: logger
+                    )
+                }
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
                 // The summary, not the server's text: a failing backfill's message can quote row values.
                 throw MigrationError("migration \(migration.name) failed: \(DatabaseErrorSummary(error))")
             }

@@ -20,17 +20,11 @@ public struct StatusStore: Sendable {
     /// figures agree with each other (a delivery is counted once, as pending or in the last minute's outcomes).
     public func report(pendingMigrations: [String]) async throws -> StatusReport {
         try await database.client.leased { [database, staleAfter] connection in
-            _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger)
-            do {
+            try await connection.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger) {
                 let snapshot = StatusStore(
                     database: StoreDatabase(client: SingleConnectionClient(connection: connection), logger: database.logger),
                     staleAfter: staleAfter)
-                let report = try await snapshot.read(pendingMigrations: pendingMigrations)
-                _ = try await connection.query("COMMIT", logger: database.logger)
-                return report
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: database.logger)
-                throw error
+                return try await snapshot.read(pendingMigrations: pendingMigrations)
             }
         }
     }
