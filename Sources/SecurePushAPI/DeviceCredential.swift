@@ -14,39 +14,9 @@ public struct DeviceCredential: Sendable {
     public init?(authorization: String?) {
         guard let authorization, let token = BearerToken.parseBytes(authorization), token.count == 36 + 1 + 43, token[36] == UInt8(ascii: ".")
         else { return nil }
-        guard let id = Self.uuid(token[0..<36]), let secret = Base64URL.decode(token[37...]), secret.count == 32 else { return nil }
+        guard let id = UUID(canonical: token[0..<36]), let secret = Base64URL.decode(token[37...]), secret.count == 32 else { return nil }
         self.deviceID = id
         self.secret = secret
-    }
-
-    /// A UUID in its 36-character form (either case).
-    static func uuid(_ text: ArraySlice<UInt8>) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var index = text.startIndex
-        var written = 0
-        while index < text.endIndex {
-            let offset = index - text.startIndex
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard text[index] == UInt8(ascii: "-") else { return nil }
-                index += 1
-                continue
-            }
-            guard let high = Self.hexValue(text[index]), let low = Self.hexValue(text[index + 1]) else { return nil }
-            bytes[written] = high << 4 | low
-            written += 1
-            index += 2
-        }
-        return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

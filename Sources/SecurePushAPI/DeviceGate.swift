@@ -49,7 +49,7 @@ struct DeviceGate: Sendable {
 
     /// The device and the value of a granted access; a refused one answers 429 while a throttle key is
     /// blocked, else records the failure and answers 401 (or 429 when that failure started a block).
-    func resolve<Value>(_ access: DeviceAccess<Value>, proof: DeviceProof, logger: Logger) async throws -> (AuthenticatedDevice, Value) {
+    private func resolve<Value>(_ access: DeviceAccess<Value>, proof: DeviceProof, logger: Logger) async throws -> (AuthenticatedDevice, Value) {
         switch access {
         case .granted(let device, let value):
             // Charged after the fact: the read is done, so it is answered; the next one waits if spent.
@@ -83,7 +83,7 @@ struct DeviceGate: Sendable {
 
     /// The request's input from `parse`; when it is invalid, the credential is checked first, so a bad
     /// credential is answered 401 before a bad parameter is answered 400.
-    func input<Input>(_ proof: DeviceProof, logger: Logger, _ parse: () async throws -> Input) async throws -> Input {
+    private func input<Input>(_ proof: DeviceProof, logger: Logger, _ parse: () async throws -> Input) async throws -> Input {
         do {
             return try await parse()
         } catch {

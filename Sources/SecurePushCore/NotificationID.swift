@@ -10,17 +10,9 @@ public struct NotificationID: Hashable, Sendable, CustomStringConvertible {
         self.uuid = uuid
     }
 
-    /// Parses the canonical 36-character textual form (hex digits in groups of 8-4-4-4-12, either case);
-    /// anything else is `nil`. Foundation's `UUID(uuidString:)` alone is lenient on Linux (it reads
-    /// `+f`, `0x` or a space as a hex byte), so the form is checked first: one text, one id.
+    /// Parses the canonical 36-character textual form (see `UUID(canonical:)`); anything else is `nil`.
     public init?(_ string: some StringProtocol) {
-        let bytes = Array(string.utf8)
-        guard bytes.count == 36 else { return nil }
-        for (index, byte) in bytes.enumerated() {
-            let valid = [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : byte.isHexDigit
-            guard valid else { return nil }
-        }
-        guard let uuid = UUID(uuidString: String(string)) else { return nil }
+        guard string.utf8.count == 36, let uuid = UUID(canonical: Array(string.utf8)[...]) else { return nil }
         self.uuid = uuid
     }
 
@@ -28,10 +20,37 @@ public struct NotificationID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { uuid.uuidString.lowercased() }
 }
 
-extension UInt8 {
-    /// Whether this ASCII byte is 0-9, a-f or A-F.
-    fileprivate var isHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+extension UUID {
+    /// Parses a UUID from the bytes of its canonical 36-character form: hex digits in groups of
+    /// 8-4-4-4-12, either case; anything else is `nil`. The one parser of ids from the outside (notification
+    /// ids, device ids in credentials): Foundation's `UUID(uuidString:)` is lenient on Linux (it reads
+    /// `+f`, `0x` or a space as a hex byte), so one id could have several texts.
+    public init?(canonical text: ArraySlice<UInt8>) {
+        guard text.count == 36 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var index = text.startIndex
+        var written = 0
+        while index < text.endIndex {
+            let offset = index - text.startIndex
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard text[index] == UInt8(ascii: "-") else { return nil }
+                index += 1
+                continue
+            }
+            guard let high = Self.hexValue(text[index]), let low = Self.hexValue(text[index + 1]) else { return nil }
+            bytes[written] = high << 4 | low
+            written += 1
+            index += 2
+        }
+        self = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

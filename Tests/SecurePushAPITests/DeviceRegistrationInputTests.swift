@@ -11,17 +11,9 @@ struct DeviceRegistrationInputTests {
         try DeviceRegistrationInput(json: Data(json.utf8))
     }
 
-    /// The status, code and message `json` is refused with, or `nil` when it parses.
-    static func refusal(_ json: String) -> (status: HTTPResponse.Status, code: APIErrorCode, message: String)? {
-        do {
-            _ = try parse(json)
-            return nil
-        } catch let error as APIError {
-            return (error.status, error.code, error.message)
-        } catch {
-            Issue.record("\(json): not an APIError: \(error)")
-            return nil
-        }
+    /// The `APIError` `json` is refused with, or `nil` when it parses.
+    static func refusal(_ json: String) -> APIError? {
+        apiRefusal(json) { _ = try parse(json) }
     }
 
     static func subscription(_ fields: String) -> String {

@@ -18,17 +18,9 @@ struct ListQueryTests {
         try ListQuery(URI("/v1/notifications?\(text)").queryParameters)
     }
 
-    /// The `APIError` `text` is refused with (status and code), or `nil` when it parses.
-    static func refusal(_ text: String) -> (status: HTTPResponse.Status, code: APIErrorCode)? {
-        do {
-            _ = try query(text)
-            return nil
-        } catch let error as APIError {
-            return (error.status, error.code)
-        } catch {
-            Issue.record("\(text): not an APIError: \(error)")
-            return nil
-        }
+    /// The `APIError` `text` is refused with, or `nil` when it parses.
+    static func refusal(_ text: String) -> APIError? {
+        apiRefusal(text) { _ = try query(text) }
     }
 
     @Test("a cursor's token is <micros>_<lowercase uuid> and parses back to the same position")
