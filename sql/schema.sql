@@ -162,12 +162,14 @@ BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT user_id, sum(change), effective_at
     FROM (
-        SELECT o.user_id, -1 AS change, '-infinity'::timestamptz AS effective_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.expires_at > now()
+        SELECT o.user_id, -1 AS change, coalesce(o.deliver_at, '-infinity'::timestamptz) AS effective_at
+        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
         UNION ALL
-        SELECT o.user_id, 1, o.expires_at FROM old_rows o WHERE o.read_at IS NULL AND o.expires_at > now()
+        SELECT o.user_id, 1, o.expires_at
+        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
     ) c
-    GROUP BY user_id, effective_at;
+    GROUP BY user_id, effective_at
+    HAVING sum(change) <> 0;
     RETURN NULL;
 END
 $$;
@@ -184,19 +186,74 @@ BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT user_id, sum(change), effective_at
     FROM (
-        SELECT o.user_id, -1 AS change, '-infinity'::timestamptz AS effective_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.expires_at > now()
+        SELECT o.user_id, -1 AS change, coalesce(o.deliver_at, '-infinity'::timestamptz) AS effective_at
+        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
         UNION ALL
-        SELECT o.user_id, 1, o.expires_at FROM old_rows o WHERE o.read_at IS NULL AND o.expires_at > now()
+        SELECT o.user_id, 1, o.expires_at
+        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
         UNION ALL
-        SELECT n.user_id, 1, '-infinity'::timestamptz FROM new_rows n WHERE n.read_at IS NULL AND n.expires_at > now()
+        SELECT n.user_id, 1, coalesce(n.deliver_at, '-infinity'::timestamptz)
+        FROM new_rows n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
         UNION ALL
-        SELECT n.user_id, -1, n.expires_at FROM new_rows n WHERE n.read_at IS NULL AND n.expires_at > now()
+        SELECT n.user_id, -1, n.expires_at
+        FROM new_rows n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
     ) c
     GROUP BY user_id, effective_at
     HAVING sum(change) <> 0;
     RETURN NULL;
 END
+$$;
+
+
+--
+-- Name: cancel(uuid); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.cancel(notification_id uuid) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+    target uuid := notification_id;
+    purged boolean;
+BEGIN
+    PERFORM 1 FROM securepush.notifications n WHERE n.id = target FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    UPDATE securepush.notifications n SET payload = NULL, purged_at = now(), cancelled_at = now()
+    WHERE n.id = target AND n.purged_at IS NULL;
+    purged := FOUND;
+    RETURN QUERY
+    WITH gone AS (
+        DELETE FROM securepush.deliveries dl
+        WHERE dl.notification_id = target AND dl.kind = 'notify' AND dl.state IN ('scheduled', 'pending')
+        RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at
+    ),
+    logged AS (
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'cancelled by the producer', g.created_at, 'notify'
+        FROM gone g
+        RETURNING 1
+    )
+    SELECT target,
+           (SELECT count(*)::integer FROM logged),
+           (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target AND d.kind = 'notify' AND d.state = 'claimed'),
+           (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target AND l.kind = 'notify' AND l.outcome = 'sent'),
+           purged;
+END
+$$;
+
+
+--
+-- Name: cancel(text, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.cancel(user_id text, idempotency_key text) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
+    LANGUAGE sql
+    AS $$
+    SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
+    WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key
 $$;
 
 
@@ -210,7 +267,7 @@ CREATE FUNCTION securepush.cancel_pending_deliveries(target_device uuid, reason 
     WITH gone AS (
         DELETE FROM securepush.deliveries dl
         USING securepush.notifications n
-        WHERE dl.device_id = target_device AND dl.state = 'pending' AND n.id = dl.notification_id
+        WHERE dl.device_id = target_device AND dl.state IN ('scheduled', 'pending') AND n.id = dl.notification_id
           AND (keep_user IS NULL OR n.user_id <> keep_user)
         RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at, dl.kind
     ),
@@ -227,7 +284,7 @@ $$;
 -- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[])
+CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -254,7 +311,7 @@ BEGIN
         FROM c, securepush.devices dev
         WHERE d.id = c.id AND dev.id = d.device_id
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
-                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids
+                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -264,13 +321,46 @@ BEGIN
     SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
            claimed.active, claimed.expires_at, claimed.priority, claimed.attempts,
            ((SELECT b.counts FROM badges b) ->> claimed.user_id)::bigint,
-           claimed.clear_ids
+           claimed.clear_ids, claimed.urgency, claimed.collapse_id
     FROM claimed;
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN
         UPDATE securepush.dispatchers d SET awaiting_wakeup = false WHERE d.id = p_worker AND d.awaiting_wakeup;
     END IF;
 END
+$$;
+
+
+--
+-- Name: clear_quiet_hours(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.clear_quiet_hours(user_id text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_variable
+DECLARE
+    removed boolean;
+BEGIN
+    DELETE FROM securepush.quiet_hours q WHERE q.user_id = user_id;
+    removed := FOUND;
+    IF removed THEN
+        PERFORM securepush.reschedule_user(user_id);
+    END IF;
+    RETURN removed;
+END
+$$;
+
+
+--
+-- Name: collapse_digest(text, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT left(encode(securepush.hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
+    FROM securepush.collapse_salt s
 $$;
 
 
@@ -482,7 +572,7 @@ $$;
 -- Name: device_fetch(uuid, bytea, text[], uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[]) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone)
+CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[]) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -491,11 +581,11 @@ DECLARE
 BEGIN
     SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::boolean, NULL::boolean, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz;
+                        NULL::timestamptz, NULL::timestamptz, NULL::text;
     IF auth.user_id IS NULL OR coalesce(cardinality(p_ids), 0) = 0 THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at
+    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at, f.category
                  FROM securepush.fetch_for_device(auth.user_id, p_device, p_ids) f;
 END
 $$;
@@ -505,7 +595,7 @@ $$;
 -- Name: device_fetch_batch(uuid[], bytea[], text[], integer[], integer[], uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone)
+CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -542,8 +632,9 @@ BEGIN
             read_by_device = coalesce(n.read_by_device,
                                       (SELECT w.device FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id LIMIT 1))
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
-        RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at
+        RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -553,16 +644,17 @@ BEGIN
     dead AS (
         SELECT n.id, n.user_id FROM securepush.notifications n
         WHERE n.id = ANY(p_ids) AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
     )
     SELECT q.req, g.user_id,
            CASE WHEN g.user_id IS NULL
                 THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz
+           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text
     FROM requests q LEFT JOIN granted g ON g.req = q.req
     UNION ALL
     SELECT w.req, NULL::text, NULL::double precision, w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL,
-           m.payload, m.created_at, m.read_at
+           m.payload, m.created_at, m.read_at, m.category
     FROM wanted w
     LEFT JOIN marked m ON m.id = w.id AND m.user_id = w.user_id
     LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
@@ -574,7 +666,7 @@ $$;
 -- Name: device_list(uuid, bytea, text[], boolean, integer, bigint, uuid, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text)
+CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -583,18 +675,19 @@ DECLARE
 BEGIN
     SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                        NULL::text;
+                        NULL::text, NULL::text;
     IF auth.user_id IS NULL THEN
         RETURN;
     END IF;
     RETURN QUERY
     WITH page AS (
-        SELECT n.id, n.created_at, n.read_at, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
+        SELECT n.id, n.created_at, n.read_at, n.category, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
                row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
         FROM (
-            SELECT n.id, n.created_at, n.read_at
+            SELECT n.id, n.created_at, n.read_at, n.category
             FROM securepush.notifications n
             WHERE n.user_id = auth.user_id AND n.expires_at > now() AND n.purged_at IS NULL
+              AND (n.deliver_at IS NULL OR n.deliver_at <= now())
               AND (NOT p_unread_only OR n.read_at IS NULL)
               AND (p_after_id IS NULL
                    OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond', p_after_id))
@@ -609,7 +702,7 @@ BEGIN
                                               ELSE '{}'::uuid[] END) f
     )
     SELECT NULL::text, NULL::double precision, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
-           CASE WHEN f.live THEN f.payload END
+           CASE WHEN f.live THEN f.payload END, p.category
     FROM page p
     LEFT JOIN fetched f ON f.id = p.id
     WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
@@ -619,10 +712,10 @@ $$;
 
 
 --
--- Name: enqueue(text, jsonb, interval, text, integer); Type: FUNCTION; Schema: securepush; Owner: -
+-- Name: enqueue(text, jsonb, interval, text, integer, timestamp with time zone, text, text, text); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0) RETURNS uuid
+CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text) RETURNS uuid
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_variable
@@ -635,8 +728,13 @@ BEGIN
     IF ttl IS NOT NULL AND ttl <= interval '0' THEN
         RAISE EXCEPTION 'securepush.enqueue: ttl must be positive' USING ERRCODE = '22023';
     END IF;
-    INSERT INTO securepush.notifications AS n (user_id, payload, priority, idempotency_key, expires_at)
-    VALUES (user_id, payload, priority, idempotency_key, now() + coalesce(ttl, securepush.default_ttl()))
+    IF urgency IS NULL OR urgency NOT IN ('passive', 'active', 'time_sensitive', 'critical') THEN
+        RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical' USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO securepush.notifications AS n
+        (user_id, payload, priority, idempotency_key, expires_at, deliver_at, urgency, collapse_key, category)
+    VALUES (user_id, payload, priority, idempotency_key,
+            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key, category)
     ON CONFLICT ON CONSTRAINT notifications_idempotency_unique DO NOTHING
     RETURNING n.id INTO new_id;
     IF new_id IS NULL THEN
@@ -655,23 +753,80 @@ $$;
 CREATE FUNCTION securepush.fan_out() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    due boolean;
 BEGIN
+    IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
+       AND coalesce((SELECT value FROM securepush.settings WHERE key = 'critical_urgency'), 'off') <> 'on' THEN
+        RAISE EXCEPTION 'urgency critical is not enabled in this deployment (SECUREPUSH_CRITICAL_URGENCY=on)'
+            USING ERRCODE = '22023';
+    END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT user_id, sum(change), effective_at
     FROM (
-        SELECT n.user_id, 1 AS change, '-infinity'::timestamptz AS effective_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.expires_at > now()
+        SELECT n.user_id, 1 AS change, coalesce(n.deliver_at, '-infinity'::timestamptz) AS effective_at
+        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
         UNION ALL
         SELECT n.user_id, -1, n.expires_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.expires_at > now()
+        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
     ) c
-    GROUP BY user_id, effective_at;
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at)
-    SELECT n.id, d.id, d.platform, n.priority, n.expires_at
-    FROM new_notifications n
-    JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-    WHERE n.expires_at > now() AND n.payload IS NOT NULL;
-    IF FOUND THEN
+    GROUP BY user_id, effective_at
+    HAVING sum(change) <> 0;
+    IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.collapse_key IS NOT NULL) THEN
+        WITH newest AS (
+            SELECT DISTINCT ON (n.user_id, n.collapse_key) n.id, n.user_id, n.collapse_key
+            FROM new_notifications n WHERE n.collapse_key IS NOT NULL
+            ORDER BY n.user_id, n.collapse_key, coalesce(n.deliver_at, n.created_at) DESC, n.id DESC
+        ),
+        gone AS (
+            DELETE FROM securepush.deliveries dl
+            USING newest w, securepush.notifications prior
+            WHERE prior.user_id = w.user_id AND prior.collapse_key = w.collapse_key AND prior.id <> w.id
+              AND dl.notification_id = prior.id AND dl.kind = 'notify' AND dl.state IN ('scheduled', 'pending')
+            RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at, w.id AS by_id
+        )
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id, g.created_at, 'notify'
+        FROM gone g;
+        -- Same-statement losers never get deliveries; their devices' log says why.
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
+        FROM new_notifications n
+        JOIN (SELECT DISTINCT ON (x.user_id, x.collapse_key) x.id, x.user_id, x.collapse_key
+              FROM new_notifications x WHERE x.collapse_key IS NOT NULL
+              ORDER BY x.user_id, x.collapse_key, coalesce(x.deliver_at, x.created_at) DESC, x.id DESC) w
+          ON w.user_id = n.user_id AND w.collapse_key = n.collapse_key AND w.id <> n.id
+        JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
+        WHERE n.expires_at > now() AND n.payload IS NOT NULL;
+    END IF;
+    WITH wanted AS (
+        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
+               CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
+                    THEN greatest(coalesce(n.deliver_at, now()), now())
+                    ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
+               END AS run_at
+        FROM new_notifications n
+        LEFT JOIN securepush.quiet_hours q ON q.user_id = n.user_id
+        WHERE n.expires_at > now() AND n.payload IS NOT NULL
+          AND (n.category IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
+          AND (n.collapse_key IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM new_notifications x
+                  WHERE x.user_id = n.user_id AND x.collapse_key = n.collapse_key AND x.id <> n.id
+                    AND (coalesce(x.deliver_at, x.created_at), x.id) > (coalesce(n.deliver_at, n.created_at), n.id)))
+    ),
+    inserted AS (
+        INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state)
+        SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
+               CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END
+        FROM wanted w
+        JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
+        WHERE w.run_at < w.expires_at
+        RETURNING state
+    )
+    SELECT bool_or(state = 'pending') INTO due FROM inserted;
+    IF due THEN
         PERFORM securepush.wake_dispatchers();
     END IF;
     RETURN NULL;
@@ -683,7 +838,7 @@ $$;
 -- Name: fetch_for_device(text, uuid, uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[]) RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone)
+CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[]) RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -693,7 +848,8 @@ BEGIN
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, p_device)
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND n.expires_at > now() AND n.purged_at IS NULL
-        RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
+        RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -703,8 +859,9 @@ BEGIN
     dead AS (
         SELECT n.id FROM securepush.notifications n
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
     )
-    SELECT w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at
+    SELECT w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category
     FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
     LEFT JOIN marked m ON m.id = w.id
     LEFT JOIN dead d ON d.id = w.id
@@ -739,6 +896,33 @@ CREATE FUNCTION securepush.fetch_stats(window_ interval DEFAULT '01:00:00'::inte
     FROM pushed
     GROUP BY platform
     ORDER BY platform
+$$;
+
+
+--
+-- Name: promote_due_deliveries(integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.promote_due_deliveries(batch integer DEFAULT 10000) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    promoted integer;
+BEGIN
+    UPDATE securepush.deliveries d SET state = 'pending'
+    WHERE d.id = ANY (ARRAY(
+        SELECT s.id FROM securepush.deliveries s
+        WHERE s.state = 'scheduled' AND s.run_at <= now()
+        ORDER BY s.run_at
+        LIMIT batch
+        FOR UPDATE SKIP LOCKED
+    ));
+    GET DIAGNOSTICS promoted = ROW_COUNT;
+    IF promoted > 0 THEN
+        PERFORM securepush.wake_dispatchers();
+    END IF;
+    RETURN promoted;
+END
 $$;
 
 
@@ -792,6 +976,67 @@ CREATE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::inte
         RETURNING 1
     )
     SELECT count(*)::integer FROM purged
+$$;
+
+
+--
+-- Name: quiet_release(text, time without time zone, time without time zone, timestamp with time zone); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone, p_ends time without time zone, p_at timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+DECLARE
+    wall timestamp := p_at AT TIME ZONE p_zone;
+    clock time := wall::time;
+    end_wall timestamp;
+    before_offset interval;
+    after_offset interval;
+    low timestamptz;
+    high timestamptz;
+    middle timestamptz;
+BEGIN
+    IF p_starts = p_ends THEN
+        RETURN p_at;
+    ELSIF p_starts < p_ends THEN
+        IF clock < p_starts OR clock >= p_ends THEN
+            RETURN p_at;
+        END IF;
+        end_wall := wall::date + p_ends;
+    ELSE
+        IF clock < p_starts AND clock >= p_ends THEN
+            RETURN p_at;
+        END IF;
+        end_wall := CASE WHEN clock >= p_starts THEN wall::date + 1 ELSE wall::date END + p_ends;
+    END IF;
+    -- The two readings of end_wall: with the UTC offset in force a day before it and a day after it.
+    before_offset := ((end_wall - interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall - interval '1 day');
+    after_offset := ((end_wall + interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall + interval '1 day');
+    low := (end_wall - before_offset) AT TIME ZONE 'UTC';
+    high := (end_wall - after_offset) AT TIME ZONE 'UTC';
+    IF (low AT TIME ZONE p_zone) = end_wall AND (high AT TIME ZONE p_zone) = end_wall THEN
+        RETURN greatest(least(low, high), p_at);
+    ELSIF (low AT TIME ZONE p_zone) = end_wall THEN
+        RETURN greatest(low, p_at);
+    ELSIF (high AT TIME ZONE p_zone) = end_wall THEN
+        RETURN greatest(high, p_at);
+    END IF;
+    -- end_wall does not exist (a gap): the answer is the transition, the first instant whose wall clock
+    -- is past end_wall. It lies between the two readings; bisect to the microsecond.
+    low := least((end_wall - before_offset) AT TIME ZONE 'UTC', (end_wall - after_offset) AT TIME ZONE 'UTC');
+    high := greatest((end_wall - before_offset) AT TIME ZONE 'UTC', (end_wall - after_offset) AT TIME ZONE 'UTC');
+    WHILE high - low > interval '1 microsecond' LOOP
+        middle := low + (high - low) / 2;
+        IF (middle AT TIME ZONE p_zone) >= end_wall THEN
+            high := middle;
+        ELSE
+            low := middle;
+        END IF;
+    END LOOP;
+    -- A gap of a day or more (Samoa skipped 30 December 2011) can land the clock inside the next night's
+    -- window: go on from there.
+    RETURN securepush.quiet_release(p_zone, p_starts, p_ends, greatest(high, p_at));
+END
 $$;
 
 
@@ -866,6 +1111,54 @@ BEGIN
     device_id := new_id;
     device_secret := rtrim(translate(encode(secret, 'base64'), '+/', '-_'), '=');
     RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: release_at(text, timestamp with time zone, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.release_at(p_user text, p_at timestamp with time zone, p_urgency text) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(
+        (SELECT securepush.quiet_release(q.time_zone, q.starts, q.ends, p_at)
+         FROM securepush.quiet_hours q
+         WHERE q.user_id = p_user AND p_urgency NOT IN ('time_sensitive', 'critical')),
+        p_at)
+$$;
+
+
+--
+-- Name: reschedule_user(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.reschedule_user(p_user text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    moved integer;
+    due boolean;
+BEGIN
+    WITH retimed AS (
+        SELECT d.id, securepush.release_at(p_user, greatest(coalesce(n.deliver_at, now()), now()), d.urgency) AS run_at
+        FROM securepush.deliveries d
+        JOIN securepush.notifications n ON n.id = d.notification_id
+        WHERE n.user_id = p_user AND d.kind = 'notify' AND d.attempts = 0 AND d.state IN ('scheduled', 'pending')
+    ),
+    updated AS (
+        UPDATE securepush.deliveries d
+        SET run_at = r.run_at, state = CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END
+        FROM retimed r
+        WHERE d.id = r.id AND d.state IN ('scheduled', 'pending')
+        RETURNING d.state
+    )
+    SELECT count(*), bool_or(state = 'pending') INTO moved, due FROM updated;
+    IF due THEN
+        PERFORM securepush.wake_dispatchers();
+    END IF;
+    RETURN moved;
 END
 $$;
 
@@ -969,6 +1262,71 @@ $$;
 
 
 --
+-- Name: set_category_muted(text, text, boolean); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+#variable_conflict use_variable
+DECLARE
+    cancelled integer := 0;
+BEGIN
+    IF category IS NULL OR category !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' THEN
+        RAISE EXCEPTION 'a category is 1 to 64 letters, digits, . _ - (starting with a letter or digit)' USING ERRCODE = '22023';
+    END IF;
+    IF NOT muted THEN
+        DELETE FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category;
+        RETURN 0;
+    END IF;
+    INSERT INTO securepush.category_mutes (user_id, category) VALUES (user_id, category) ON CONFLICT DO NOTHING;
+    WITH gone AS (
+        DELETE FROM securepush.deliveries dl
+        USING securepush.notifications n
+        WHERE n.user_id = user_id AND n.category = category AND dl.notification_id = n.id
+          AND dl.kind = 'notify' AND dl.state IN ('scheduled', 'pending')
+        RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at
+    ),
+    logged AS (
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'category muted', g.created_at, 'notify'
+        FROM gone g
+        RETURNING 1
+    )
+    SELECT count(*) INTO cancelled FROM logged;
+    RETURN cancelled;
+END
+$_$;
+
+
+--
+-- Name: set_quiet_hours(text, text, time without time zone, time without time zone); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_variable
+BEGIN
+    IF user_id IS NULL OR length(user_id) NOT BETWEEN 1 AND 256 THEN
+        RAISE EXCEPTION 'user_id must be 1 to 256 characters' USING ERRCODE = '22023';
+    END IF;
+    IF starts IS NULL OR ends IS NULL OR starts = ends THEN
+        RAISE EXCEPTION 'quiet hours need a start and a different end' USING ERRCODE = '22023';
+    END IF;
+    IF time_zone IS NULL OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names z WHERE z.name = time_zone) THEN
+        RAISE EXCEPTION 'time_zone must be an IANA time zone name such as Europe/Berlin' USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO securepush.quiet_hours AS q (user_id, time_zone, starts, ends)
+    VALUES (user_id, time_zone, starts, ends)
+    ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
+                                        updated_at = now();
+    PERFORM securepush.reschedule_user(user_id);
+END
+$$;
+
+
+--
 -- Name: unread_badge(text, integer); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -978,6 +1336,72 @@ CREATE FUNCTION securepush.unread_badge(p_user text, p_limit integer) RETURNS bi
     SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
     FROM securepush.badge_changes b
     WHERE b.user_id = p_user AND b.effective_at <= now();
+$$;
+
+
+--
+-- Name: update_device_token(uuid, text, jsonb); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.update_device_token(target_device uuid, token text, options jsonb DEFAULT NULL::jsonb) RETURNS TABLE(device_id uuid, rebound_from text)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_variable
+DECLARE
+    me record;
+    holder record;
+BEGIN
+    SELECT d.id, d.user_id, d.platform, d.options INTO me FROM securepush.devices d
+    WHERE d.id = target_device AND d.active FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
+    SELECT d.id, d.user_id, d.active INTO holder FROM securepush.devices d
+    WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id
+    FOR UPDATE;
+    IF FOUND THEN
+        PERFORM securepush.deactivate_device(holder.id, 'token moved to another device');
+        UPDATE securepush.devices d SET token = 'moved:' || d.id::text WHERE d.id = holder.id;
+        IF holder.active THEN
+            PERFORM securepush.audit('device_retired', holder.user_id, holder.id, 'token moved to another device');
+        END IF;
+        IF holder.user_id <> me.user_id THEN
+            INSERT INTO securepush.audit_log (event, user_id, device_id, reason, previous_user_id, previous_device_id)
+            VALUES ('device_rebound', me.user_id, me.id, me.platform, holder.user_id, holder.id);
+            rebound_from := holder.user_id;
+        END IF;
+    END IF;
+    UPDATE securepush.devices d
+    SET token = update_device_token.token, options = coalesce(update_device_token.options, d.options), updated_at = now(),
+        last_seen_at = now()
+    WHERE d.id = me.id;
+    PERFORM securepush.audit('device_token_updated', me.user_id, me.id, me.platform);
+    device_id := me.id;
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: user_categories(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.user_categories(p_user text) RETURNS TABLE(category text, muted boolean, latest_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT c.category, bool_or(c.muted), max(c.latest_at)
+    FROM (
+        SELECT n.category, false AS muted, max(coalesce(n.deliver_at, n.created_at)) AS latest_at
+        FROM securepush.notifications n
+        WHERE n.user_id = p_user AND n.category IS NOT NULL AND n.expires_at > now() AND n.purged_at IS NULL
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
+        GROUP BY n.category
+        UNION ALL
+        SELECT m.category, true, NULL::timestamptz FROM securepush.category_mutes m WHERE m.user_id = p_user
+    ) c
+    GROUP BY c.category
+    ORDER BY c.category
 $$;
 
 
@@ -1117,7 +1541,7 @@ CREATE TABLE securepush.audit_log (
     reason text,
     previous_user_id text,
     previous_device_id uuid,
-    CONSTRAINT audit_log_event_valid CHECK ((event = ANY (ARRAY['device_registered'::text, 'device_rotated'::text, 'device_revoked'::text, 'device_retired'::text, 'throttled'::text, 'token_invalid'::text, 'device_rebound'::text, 'registration_limited'::text, 'device_deleted'::text]))),
+    CONSTRAINT audit_log_event_valid CHECK ((event = ANY (ARRAY['device_registered'::text, 'device_rotated'::text, 'device_revoked'::text, 'device_retired'::text, 'throttled'::text, 'token_invalid'::text, 'device_rebound'::text, 'registration_limited'::text, 'device_deleted'::text, 'device_token_updated'::text]))),
     CONSTRAINT audit_log_reason_short CHECK ((length(reason) <= 200))
 );
 
@@ -1162,6 +1586,29 @@ CREATE TABLE securepush.badge_changes (
 
 
 --
+-- Name: category_mutes; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.category_mutes (
+    user_id text NOT NULL,
+    category text NOT NULL,
+    muted_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT category_mutes_category_check CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text))
+);
+
+
+--
+-- Name: collapse_salt; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.collapse_salt (
+    only_row boolean DEFAULT true NOT NULL,
+    salt bytea DEFAULT securepush.gen_random_bytes(32) NOT NULL,
+    CONSTRAINT collapse_salt_only_row_check CHECK (only_row)
+);
+
+
+--
 -- Name: deliveries; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -1183,8 +1630,10 @@ CREATE TABLE securepush.deliveries (
     claimed_at timestamp with time zone,
     kind text DEFAULT 'notify'::text NOT NULL,
     clear_ids uuid[],
+    urgency text DEFAULT 'active'::text NOT NULL,
+    collapse_id text,
     CONSTRAINT deliveries_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
-    CONSTRAINT deliveries_state_valid CHECK ((state = ANY (ARRAY['pending'::text, 'claimed'::text])))
+    CONSTRAINT deliveries_state_valid CHECK ((state = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text])))
 );
 
 
@@ -1206,7 +1655,7 @@ CREATE TABLE securepush.delivery_log (
     accepted_at timestamp with time zone,
     kind text DEFAULT 'notify'::text NOT NULL,
     CONSTRAINT delivery_log_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
-    CONSTRAINT delivery_log_outcome_valid CHECK ((outcome = ANY (ARRAY['sent'::text, 'failed'::text, 'token_invalid'::text, 'cancelled'::text, 'expired'::text])))
+    CONSTRAINT delivery_log_outcome_valid CHECK ((outcome = ANY (ARRAY['sent'::text, 'failed'::text, 'token_invalid'::text, 'cancelled'::text, 'expired'::text, 'superseded'::text])))
 );
 
 
@@ -1282,10 +1731,19 @@ CREATE TABLE securepush.notifications (
     read_at timestamp with time zone,
     read_by_device uuid,
     purged_at timestamp with time zone,
+    deliver_at timestamp with time zone,
+    urgency text DEFAULT 'active'::text NOT NULL,
+    collapse_key text,
+    category text,
+    cancelled_at timestamp with time zone,
+    CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
+    CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
     CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
     CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
     CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
     CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
     CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
 );
 
@@ -1317,7 +1775,7 @@ CREATE VIEW securepush.notification_status AS
             NULL::text AS outcome,
             d.attempts,
                 CASE
-                    WHEN (d.state = 'pending'::text) THEN d.run_at
+                    WHEN (d.state = ANY (ARRAY['pending'::text, 'scheduled'::text])) THEN d.run_at
                     ELSE NULL::timestamp with time zone
                 END AS next_attempt_at,
             d.last_error,
@@ -1331,7 +1789,7 @@ CREATE VIEW securepush.notification_status AS
             'finished'::text,
             l.outcome,
             l.attempts,
-            NULL::timestamp with time zone,
+            NULL::timestamp with time zone AS timestamptz,
             l.last_error,
                 CASE
                     WHEN (l.outcome = 'sent'::text) THEN COALESCE(l.accepted_at, l.finished_at)
@@ -1358,6 +1816,21 @@ CREATE VIEW securepush.notification_status AS
                    FROM securepush.delivery_log l
                   WHERE ((l.notification_id = n.id) AND (l.device_id = f_1.device_id) AND (l.kind = 'notify'::text))))))) x)
      LEFT JOIN securepush.fetches f ON (((f.notification_id = n.id) AND (f.device_id = x.device_id))));
+
+
+--
+-- Name: quiet_hours; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.quiet_hours (
+    user_id text NOT NULL,
+    time_zone text NOT NULL,
+    starts time without time zone NOT NULL,
+    ends time without time zone NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT quiet_hours_user_id_check CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256))),
+    CONSTRAINT quiet_hours_window_not_empty CHECK ((starts <> ends))
+);
 
 
 --
@@ -1397,6 +1870,22 @@ ALTER TABLE ONLY securepush.audit_log
 
 ALTER TABLE ONLY securepush.auth_failures
     ADD CONSTRAINT auth_failures_pkey PRIMARY KEY (key);
+
+
+--
+-- Name: category_mutes category_mutes_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.category_mutes
+    ADD CONSTRAINT category_mutes_pkey PRIMARY KEY (user_id, category);
+
+
+--
+-- Name: collapse_salt collapse_salt_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.collapse_salt
+    ADD CONSTRAINT collapse_salt_pkey PRIMARY KEY (only_row);
 
 
 --
@@ -1461,6 +1950,14 @@ ALTER TABLE ONLY securepush.notifications
 
 ALTER TABLE ONLY securepush.notifications
     ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: quiet_hours quiet_hours_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.quiet_hours
+    ADD CONSTRAINT quiet_hours_pkey PRIMARY KEY (user_id);
 
 
 --
@@ -1543,6 +2040,13 @@ CREATE UNIQUE INDEX deliveries_one_pending_clear ON securepush.deliveries USING 
 
 
 --
+-- Name: deliveries_scheduled_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX deliveries_scheduled_idx ON securepush.deliveries USING btree (run_at) WHERE (state = 'scheduled'::text);
+
+
+--
 -- Name: delivery_log_finished_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
@@ -1585,6 +2089,20 @@ CREATE INDEX devices_user_seen_idx ON securepush.devices USING btree (user_id, C
 
 
 --
+-- Name: notifications_category_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX notifications_category_idx ON securepush.notifications USING btree (user_id, category) WHERE (category IS NOT NULL);
+
+
+--
+-- Name: notifications_collapse_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX notifications_collapse_idx ON securepush.notifications USING btree (user_id, collapse_key) WHERE (collapse_key IS NOT NULL);
+
+
+--
 -- Name: notifications_expires_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
@@ -1596,6 +2114,13 @@ CREATE INDEX notifications_expires_idx ON securepush.notifications USING btree (
 --
 
 CREATE INDEX notifications_read_idx ON securepush.notifications USING btree (read_at) WHERE ((purged_at IS NULL) AND (read_at IS NOT NULL));
+
+
+--
+-- Name: notifications_scheduled_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX notifications_scheduled_idx ON securepush.notifications USING btree (deliver_at) WHERE ((deliver_at IS NOT NULL) AND (purged_at IS NULL));
 
 
 --

@@ -24,6 +24,8 @@ public struct APIContext: Sendable {
     /// The VAPID public key browsers subscribe with (uncompressed P-256 point, base64url), when Web Push
     /// is configured (`SECUREPUSH_WEBPUSH_VAPID_KEY_FILE`); served at `GET /v1/webpush/key`.
     public var webPushPublicKey: String?
+    /// Origins whose Web apps may call the `/v1/` routes from the browser (`SECUREPUSH_CORS_ORIGINS`; none by default).
+    public var corsOrigins: Set<String> = []
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`).
     public var demo = false
     /// Push tokens moved from one user to another by a registration (`securepush_device_rebinds_total`).
@@ -50,6 +52,8 @@ public struct APIStores: Sendable {
     public var devices: DeviceStore
     /// Notification reads and listings.
     public var notifications: NotificationStore
+    /// Quiet hours and muted categories.
+    public var preferences: PreferenceStore
     /// The status report.
     public var status: StatusStore
     /// Failed-authentication throttling and the audit log.
@@ -63,6 +67,7 @@ public struct APIStores: Sendable {
     public init(
         devices: DeviceStore,
         notifications: NotificationStore,
+        preferences: PreferenceStore,
         status: StatusStore,
         security: SecurityStore,
         pendingMigrations: @escaping @Sendable () async throws -> [String],
@@ -70,6 +75,7 @@ public struct APIStores: Sendable {
     ) {
         self.devices = devices
         self.notifications = notifications
+        self.preferences = preferences
         self.status = status
         self.security = security
         self.pendingMigrations = pendingMigrations

@@ -7,10 +7,12 @@ public enum APIRouter {
     /// routes are left out (they are served on a listener of their own, and answer 404 here).
     public static func build(_ api: APIContext, operations includeOperations: Bool = true) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
+        if !api.corsOrigins.isEmpty { router.add(middleware: CORSMiddleware(origins: api.corsOrigins)) }
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: MethodNotAllowedMiddleware())
         let gate = DeviceGate(api: api)
+        let preferences = PreferenceRoutes(api: api)
         let devices = DeviceRoutes(api: api)
         let notifications = NotificationRoutes(api: api, gate: gate)
         let operations = OperationsRoutes(api: api)
@@ -22,6 +24,12 @@ public enum APIRouter {
             .add(middleware: DeviceAuthenticationMiddleware(gate: gate, authenticate: true))
             .delete("/v1/devices/current", use: devices.unregister)
             .post("/v1/devices/current/rotate", use: devices.rotate)
+            .put("/v1/devices/current/token", use: devices.updateToken)
+            .get("/v1/quiet-hours", use: preferences.quietHours)
+            .put("/v1/quiet-hours", use: preferences.setQuietHours)
+            .delete("/v1/quiet-hours", use: preferences.clearQuietHours)
+            .get("/v1/categories", use: preferences.categories)
+            .put("/v1/categories/:name", use: preferences.setCategory)
         // Reads check the credential in the same round trip as the read.
         router.group()
             .add(middleware: DeviceAuthenticationMiddleware(gate: gate, authenticate: false))

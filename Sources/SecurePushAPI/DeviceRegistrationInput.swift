@@ -5,19 +5,42 @@ import SecurePushCore
 /// The body of `POST /v1/devices`: `platform`, `token` and the platform's options, all strings, exactly as
 /// `docs/openapi.json` describes it. A browser's `PushSubscription.toJSON()` (`endpoint`, `keys`,
 /// `expirationTime`) is accepted for Web Push in place of `token`, `p256dh` and `auth`.
+///
+/// `PUT /v1/devices/current/token` takes the same body for the device's own platform (`init(json:platform:)`):
+/// `platform` may be left out, and without options the device keeps the ones it has (`optionsJSON` is `nil`).
 struct DeviceRegistrationInput {
     var platform: String
     var token: String
-    var optionsJSON: String
+    var optionsJSON: String?
 
+    /// A registration's body.
     init(json: Data) throws {
+        try self.init(json: json, fixed: nil)
+    }
+
+    /// A token update's body for a device of `platform`.
+    init(json: Data, platform: Platform) throws {
+        try self.init(json: json, fixed: platform)
+    }
+
+    private init(json: Data, fixed: Platform?) throws {
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
             throw APIError(.badRequest, code: .invalidJSON, message: "The body must be a JSON object.")
         }
         var fields = object
-        guard let platform = fields.removeValue(forKey: "platform") as? String else {
-            let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
-            throw APIError(.badRequest, code: .invalidDevice, message: "\"platform\" is required: one of \(names).")
+        let named = fields.removeValue(forKey: "platform")
+        let platform: String
+        if let fixed {
+            guard named == nil || named as? String == fixed.rawValue else {
+                throw Self.invalid("A device keeps its platform (\(fixed.rawValue)); register a new device for another one.")
+            }
+            platform = fixed.rawValue
+        } else {
+            guard let name = named as? String else {
+                let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
+                throw APIError(.badRequest, code: .invalidDevice, message: "\"platform\" is required: one of \(names).")
+            }
+            platform = name
         }
         if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") {
             try Self.flatten(subscription: subscription, into: &fields)
@@ -40,7 +63,11 @@ struct DeviceRegistrationInput {
         }
         self.platform = platform
         self.token = token
-        self.optionsJSON = String(decoding: try JSONSerialization.data(withJSONObject: options, options: [.sortedKeys]), as: UTF8.self)
+        if fixed != nil && options.isEmpty {
+            self.optionsJSON = nil
+        } else {
+            self.optionsJSON = String(decoding: try JSONSerialization.data(withJSONObject: options, options: [.sortedKeys]), as: UTF8.self)
+        }
     }
 
     /// `{"endpoint", "keys": {"p256dh", "auth"}, "expirationTime"?}` becomes `token`, `p256dh`, `auth`;

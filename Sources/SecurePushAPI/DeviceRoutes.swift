@@ -2,29 +2,21 @@ import CoreMetrics
 import Foundation
 import Hummingbird
 import Logging
-import NIOCore
-import NIOFoundationEssentialsCompat
 import SecurePushCore
 import SecurePushStore
 
-/// `POST /v1/devices` (user JWT), `DELETE /v1/devices/current` and `POST /v1/devices/current/rotate` (device credential).
+/// `POST /v1/devices` (user JWT), `DELETE /v1/devices/current`, `POST /v1/devices/current/rotate` and
+/// `PUT /v1/devices/current/token` (device credential).
 struct DeviceRoutes: Sendable {
     let api: APIContext
 
     func register(_ request: Request, context: APIRequestContext) async throws -> Response {
         let userID = try context.requireUser()
-        let (limit, timeout) = (api.limits.maxRequestBodyBytes, api.limits.bodyReadTimeout)
-        let body: ByteBuffer
-        do {
-            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
-            throw APIError(.requestTimeout, code: .requestTimeout, message: "The request body did not arrive in time.")
-        }
-        let input = try DeviceRegistrationInput(json: Data(buffer: body))
+        let input = try DeviceRegistrationInput(json: try await RequestBody.read(request, limits: api.limits))
         try checkEndpoint(input)
         do {
             let registration = try await api.database {
-                try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON)
+                try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON ?? "{}")
             }
             if registration.reboundFrom != nil {
                 // The previous owner is in the audit row (`device_rebound`), never in a log line or a metric.
@@ -41,6 +33,38 @@ struct DeviceRoutes: Sendable {
             try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
         }
+    }
+
+    /// `PUT /v1/devices/current/token`: the calling device's new push token or Web Push subscription (a
+    /// token refresh, `pushsubscriptionchange`), checked as registration checks it, with the device
+    /// credential alone. Its id and secret stay; waiting pushes go to the new address. A device that held
+    /// the token before is retired, as registration re-binds a token.
+    func updateToken(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let device = try context.requireDevice()
+        let body = try await RequestBody.read(request, limits: api.limits)
+        guard
+            let platform = try await api.database({ try await $0.devices.platform(deviceID: device.deviceID) }).flatMap(Platform.init(rawValue:))
+        else {
+            throw APIError.unauthorized("The device credential is invalid or revoked.")
+        }
+        let input = try DeviceRegistrationInput(json: body, platform: platform)
+        try checkEndpoint(input)
+        do {
+            guard
+                let update = try await api.database({
+                    try await $0.devices.updateToken(deviceID: device.deviceID, token: input.token, optionsJSON: input.optionsJSON)
+                })
+            else {
+                throw APIError.unauthorized("The device credential is invalid or revoked.")
+            }
+            if update.rebound {
+                context.logger.notice("push token re-bound to another user", metadata: ["device.id": "\(device.deviceID)"])
+                api.rebinds.increment()
+            }
+        } catch let error as InvalidInput {
+            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
+        }
+        return Response(status: .noContent)
     }
 
     /// Refuses a Web Push endpoint or WNS channel URI the dispatcher would never send to: not https, a

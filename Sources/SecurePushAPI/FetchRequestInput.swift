@@ -1,7 +1,5 @@
 import Foundation
 import Hummingbird
-import NIOCore
-import NIOFoundationEssentialsCompat
 import SecurePushCore
 
 /// The body of `POST /v1/notifications/fetch`: `{"ids": [...]}` with 1 to `maxIDs` notification ids, exactly
@@ -15,14 +13,7 @@ struct FetchRequestInput {
 
     /// Reads and parses the request's body, bounded by the body size limit and the body read timeout.
     static func read(_ request: Request, limits: APILimits) async throws -> FetchRequestInput {
-        let (limit, timeout) = (limits.maxRequestBodyBytes, limits.bodyReadTimeout)
-        let body: ByteBuffer
-        do {
-            body = try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
-            throw APIError(.requestTimeout, code: .requestTimeout, message: "The request body did not arrive in time.")
-        }
-        return try FetchRequestInput(json: Data(buffer: body))
+        try FetchRequestInput(json: try await RequestBody.read(request, limits: limits))
     }
 
     init(json: Data) throws {

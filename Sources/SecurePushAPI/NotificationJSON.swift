@@ -5,9 +5,11 @@ import SecurePushStore
 /// valid JSON), spliced in as is instead of being parsed and re-encoded; every other value is written
 /// with the API's conventions (sorted keys, lowercase ids, ISO 8601 times with milliseconds).
 enum NotificationJSON {
-    /// `{"created_at", "id", "payload", "read_at"}`: one notification with its payload.
-    static func notification(id: UUID, createdAt: Date, readAt: Date?, payloadJSON: String, into body: inout String) {
-        body += #"{"created_at":"#
+    /// `{"category", "created_at", "id", "payload", "read_at"}`: one notification with its payload.
+    static func notification(id: UUID, createdAt: Date, readAt: Date?, category: String?, payloadJSON: String, into body: inout String) {
+        body += #"{"category":"#
+        body += category.map(quoted) ?? "null"
+        body += #","created_at":"#
         body += quoted(JSONResponse.timestamp(createdAt))
         body += #","id":"#
         body += quoted(id.uuidString.lowercased())
@@ -22,8 +24,8 @@ enum NotificationJSON {
     static func single(_ notification: StoredNotification) -> [UInt8] {
         var body = ""
         Self.notification(
-            id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, payloadJSON: notification.payloadJSON,
-            into: &body)
+            id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
+            payloadJSON: notification.payloadJSON, into: &body)
         return Array(body.utf8)
     }
 
@@ -34,7 +36,9 @@ enum NotificationJSON {
         body += #","notifications":["#
         for (index, item) in items.enumerated() {
             if index > 0 { body += "," }
-            notification(id: item.id, createdAt: item.createdAt, readAt: item.readAt, payloadJSON: item.payloadJSON ?? "null", into: &body)
+            notification(
+                id: item.id, createdAt: item.createdAt, readAt: item.readAt, category: item.category, payloadJSON: item.payloadJSON ?? "null",
+                into: &body)
         }
         body += "]}"
         return Array(body.utf8)
@@ -50,7 +54,7 @@ enum NotificationJSON {
             case .found(let notification):
                 if !found.isEmpty { found += "," }
                 Self.notification(
-                    id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt,
+                    id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
                     payloadJSON: notification.payloadJSON, into: &found)
             case .gone, .notFound:
                 if !missing.isEmpty { missing += "," }

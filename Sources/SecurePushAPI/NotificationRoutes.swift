@@ -47,7 +47,9 @@ struct NotificationRoutes: Sendable {
         let page = items.prefix(query.limit)
         return try JSONResponse.make(
             NotificationPageBody(
-                notifications: page.map { NotificationItemBody(id: $0.id.uuidString.lowercased(), createdAt: $0.createdAt, readAt: $0.readAt) },
+                notifications: page.map {
+                    NotificationItemBody(id: $0.id.uuidString.lowercased(), createdAt: $0.createdAt, readAt: $0.readAt, category: $0.category)
+                },
                 nextCursor: items.count > query.limit ? page.last?.cursor.token : nil
             )
         )

@@ -18,6 +18,7 @@ struct NotificationItemBody: Encodable {
     var id: String
     var createdAt: Date
     @Nullable var readAt: Date?
+    @Nullable var category: String?
 }
 
 /// `GET /v1/notifications`: a page, newest first, and the cursor for the next one (`null` on the last page).

@@ -41,24 +41,30 @@ enum StatusPage {
     private static func queue(_ report: StatusReport) -> String {
         let queue = report.queue
         let lag = queue.oldestPendingAgeSeconds.map(seconds) ?? "none waiting"
-        var html = figures([("pending", "\(queue.pending)"), ("claimed", "\(queue.claimed)"), ("lag (oldest runnable)", lag)])
+        var html = figures([
+            ("pending", "\(queue.pending)"), ("claimed", "\(queue.claimed)"), ("scheduled", "\(queue.scheduled)"), ("lag (oldest runnable)", lag),
+        ])
         html += table(
-            ["platform", "pending", "claimed", "retrying"],
-            queue.byPlatform.map { [$0.platform, "\($0.pending)", "\($0.claimed)", "\($0.retrying)"] },
+            ["platform", "pending", "claimed", "retrying", "scheduled"],
+            queue.byPlatform.map { [$0.platform, "\($0.pending)", "\($0.claimed)", "\($0.retrying)", "\($0.scheduled)"] },
             empty: "No deliveries waiting.")
         html += figures([
             ("notifications stored", "\(report.notifications.stored)"), ("unread", "\(report.notifications.unread)"),
             ("payloads purged", "\(report.notifications.purged)"),
+            ("notifications scheduled", "\(report.notifications.scheduled)"),
         ])
         return html
     }
 
     private static func outcomes(_ report: StatusReport) -> String {
         func row(_ name: String, _ window: StatusReport.Window) -> [String] {
-            [name, "\(window.sent)", "\(window.failed)", "\(window.tokenInvalid)", "\(window.expired)", "\(window.cancelled)"]
+            [
+                name, "\(window.sent)", "\(window.failed)", "\(window.tokenInvalid)", "\(window.expired)", "\(window.cancelled)",
+                "\(window.superseded)",
+            ]
         }
         return table(
-            ["window", "sent", "failed", "token invalid", "expired", "cancelled"],
+            ["window", "sent", "failed", "token invalid", "expired", "cancelled", "superseded"],
             [row("last minute", report.lastMinute), row("last hour", report.lastHour)], empty: "")
     }
 

@@ -19,16 +19,20 @@ public struct StatusTable {
         lines.append(
             "database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))"
         )
-        lines.append("queue         \(report.queue.pending) pending, \(report.queue.claimed) in flight, oldest runnable pending: \(lag)")
+        lines.append(
+            "queue         \(report.queue.pending) pending, \(report.queue.claimed) in flight, \(report.queue.scheduled) scheduled, oldest runnable pending: \(lag)"
+        )
         for platform in report.queue.byPlatform {
             lines.append(
-                "  \(pad(platform.platform, 12))\(platform.pending) pending (\(platform.retrying) awaiting retry), \(platform.claimed) in flight")
+                "  \(pad(platform.platform, 12))\(platform.pending) pending (\(platform.retrying) awaiting retry), \(platform.claimed) in flight, \(platform.scheduled) scheduled"
+            )
         }
         lines.append(
-            "notifications \(report.notifications.stored) stored, \(report.notifications.unread) unread, \(report.notifications.purged) purged")
+            "notifications \(report.notifications.stored) stored, \(report.notifications.unread) unread, \(report.notifications.purged) purged, \(report.notifications.scheduled) scheduled"
+        )
         for (name, window) in [("last minute", report.lastMinute), ("last hour", report.lastHour)] {
             lines.append(
-                "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled)"
+                "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled), superseded \(window.superseded)"
             )
         }
         lines.append("fetches       last hour, per platform: pushes accepted, fetched by their device, push-to-fetch latency")

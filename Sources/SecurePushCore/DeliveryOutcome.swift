@@ -23,6 +23,9 @@ public enum DeliveryOutcome: Sendable, Hashable {
         case tokenInvalid = "token_invalid"
         case expired
         case cancelled
+        /// Replaced, before it was pushed, by a newer notification with the same collapse key (written by the
+        /// database's fan-out, never by a dispatcher).
+        case superseded
 
         /// The kinds that end a delivery (every kind but `retry`): exactly the values the
         /// `delivery_log_outcome_valid` CHECK constraint allows.

@@ -38,6 +38,9 @@ public protocol QueueMaintenance: Sendable {
     func rescueExpiredLeases() async throws -> Int
     /// Moves pending deliveries of expired notifications to the history as `expired`.
     func expirePending() async throws -> Int
+    /// Makes at most `batchSize` scheduled deliveries whose time has come (deliver_at, the end of quiet
+    /// hours) pending, waking the dispatchers; returns how many.
+    func promoteDueDeliveries(batchSize: Int) async throws -> Int
     /// Deletes history rows, stopped dispatcher rows and idle throttle rows older than `retention`; returns rows deleted.
     func prune(retention: Duration, batchSize: Int) async throws -> Int
     /// Retires active devices not seen for `staleAfter` (deactivated, pending deliveries cancelled, audited).

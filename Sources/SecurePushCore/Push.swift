@@ -18,11 +18,17 @@ public struct Push: Sendable, Hashable {
     /// The recipient's unread count when the push was claimed (`SECUREPUSH_BADGE=unread`), shown as the
     /// app's badge by the envelopes that carry one; `nil` when badges are off. A count, never content.
     public var badge: Int?
+    /// How the notification may interrupt; envelopes map it onto the platform's priority fields.
+    public var urgency: Urgency
+    /// The opaque per-user digest of the producer's collapse key (32 hex digits, `securepush.collapse_digest`),
+    /// when there is one: the platform replaces an earlier push with the same digest instead of stacking it.
+    /// Never the key itself.
+    public var collapseID: String?
 
     /// Creates a push.
     public init(
         kind: PushKind = .notify, notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1,
-        badge: Int? = nil
+        badge: Int? = nil, urgency: Urgency = .active, collapseID: String? = nil
     ) {
         self.kind = kind
         self.notificationID = notificationID
@@ -31,5 +37,7 @@ public struct Push: Sendable, Hashable {
         self.priority = priority
         self.attempt = attempt
         self.badge = badge
+        self.urgency = urgency
+        self.collapseID = collapseID
     }
 }

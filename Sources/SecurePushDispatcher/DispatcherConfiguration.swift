@@ -18,6 +18,9 @@ public struct DispatcherConfiguration: Sendable {
     public var retry = RetryPolicy()
     /// How often leases are rescued and expired deliveries swept.
     public var maintenanceInterval: Duration = .seconds(5)
+    /// How often scheduled deliveries whose time has come are made claimable: a scheduled push leaves
+    /// within about this long after its time.
+    public var scheduleInterval: Duration = .seconds(1)
     /// How long finished deliveries, expired notifications and stopped dispatcher rows are kept.
     public var retention: Duration = .seconds(7 * 24 * 3600)
     /// The longest a single database call may take before the dispatcher gives up on it and retries.

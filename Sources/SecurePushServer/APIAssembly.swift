@@ -24,6 +24,7 @@ public struct APIAssembly: Sendable {
         let stores = APIStores(
             devices: DeviceStore(client: client, logger: logger),
             notifications: NotificationStore(client: client, logger: logger, readStatements: configuration.readStatements),
+            preferences: PreferenceStore(client: client, logger: logger),
             status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
             security: SecurityStore(client: client, logger: logger),
             pendingMigrations: { try await migrator.pending(client: client, logger: logger) },
@@ -42,6 +43,7 @@ public struct APIAssembly: Sendable {
         self.context.endpointPolicies = configuration.providerSettings.endpointPolicies
         self.context.webPushPublicKey = configuration.providerSettings.vapidPublicKey
         self.context.demo = configuration.http.demo
+        self.context.corsOrigins = configuration.http.corsOrigins
         self.context.databaseTimeout = configuration.http.databaseTimeout
         self.operationsOnly = operationsOnly
     }

@@ -24,12 +24,15 @@ public struct DatabaseConfiguration: Sendable {
     /// Device registrations per user in any hour (`SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`, default 60; 0
     /// turns the limit off), written to the database; one more answers 429.
     public var maxRegistrationsPerHour: Int
+    /// Whether producers may enqueue `critical` notifications (`SECUREPUSH_CRITICAL_URGENCY=on|off`, default
+    /// off; on iOS they also need Apple's critical-alerts entitlement), written to the database.
+    public var criticalUrgency: Bool
 
     /// The settings written to the database.
     public var deploymentSettings: DeploymentSettings {
         DeploymentSettings(
             defaultTTL: defaultTTL, maxDevicesPerUser: maxDevicesPerUser, readSync: readSync, readSyncWindow: readSyncWindow,
-            maxRegistrationsPerHour: maxRegistrationsPerHour)
+            maxRegistrationsPerHour: maxRegistrationsPerHour, criticalUrgency: criticalUrgency)
     }
 
     /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
@@ -48,6 +51,7 @@ public struct DatabaseConfiguration: Sendable {
         self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
         self.maxRegistrationsPerHour = try values.int("SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR", default: 60, in: 0...100_000)
         self.readSync = try values.choice("SECUREPUSH_READ_SYNC", default: "on", allowed: ["on", "off"]) == "on"
+        self.criticalUrgency = try values.choice("SECUREPUSH_CRITICAL_URGENCY", default: "off", allowed: ["on", "off"]) == "on"
         self.readSyncWindow = try values.duration("SECUREPUSH_READ_SYNC_WINDOW", default: .seconds(2), in: .zero...(.seconds(3600)))
         self.dispatcherStaleAfter = try values.duration(
             "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))

@@ -14,6 +14,8 @@ public struct DispatcherAssembly: Sendable {
     public let listener: NotificationListener
     /// Lease rescue, expiry and pruning.
     public let maintenance: MaintenanceService
+    /// Makes scheduled deliveries claimable when they become due.
+    public let schedule: ScheduleService
     /// The heartbeat row.
     public let heartbeat: HeartbeatService
     /// Running counts.
@@ -71,6 +73,12 @@ public struct DispatcherAssembly: Sendable {
             signal: signal,
             logger: logger
         )
+        self.schedule = ScheduleService(
+            maintenance: PostgresQueueMaintenance(client: client, logger: logger),
+            configuration: configuration,
+            signal: signal,
+            logger: logger
+        )
         self.heartbeat = HeartbeatService(
             registry: PostgresDispatcherRegistry(client: client, logger: logger),
             identity: identity,
@@ -84,6 +92,6 @@ public struct DispatcherAssembly: Sendable {
 
     /// In the order a service group starts them (it shuts them down in reverse: the dispatcher drains first).
     public var services: [any Service] {
-        [listener, heartbeat, maintenance, dispatcher]
+        [listener, heartbeat, maintenance, schedule, dispatcher]
     }
 }

@@ -33,12 +33,17 @@ public struct HTTPConfiguration: Sendable {
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`; off by default).
     public var demo: Bool
 
+    /// Origins whose Web apps may call the `/v1/` routes from a browser (`SECUREPUSH_CORS_ORIGINS`: exact
+    /// origins such as `https://app.example.com`, comma-separated; none by default).
+    public var corsOrigins: Set<String>
+
     /// Abuse and HTTP limits (`SECUREPUSH_AUTH_*`, `SECUREPUSH_*_READ_*`, `SECUREPUSH_TRUSTED_PROXIES`, HTTP limits).
     public var limits: APILimits
 
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
         self.limits = try Self.limits(values)
         self.demo = try values.choice("SECUREPUSH_DEMO", default: "off", allowed: ["on", "off"]) == "on"
+        self.corsOrigins = try Self.origins(values.string("SECUREPUSH_CORS_ORIGINS") ?? "")
         self.databaseTimeout = try values.duration("SECUREPUSH_API_DB_TIMEOUT", default: .seconds(10), in: .milliseconds(100)...(.seconds(120)))
         self.host = host ?? values.string("SECUREPUSH_HOST") ?? "127.0.0.1"
         self.port = try values.int("SECUREPUSH_PORT", flag: port, default: 8080, in: 0...65535)
@@ -131,5 +136,22 @@ public struct HTTPConfiguration: Sendable {
         } catch {
             throw ConfigurationError("SECUREPUSH_USER_JWT_PUBLIC_KEY is not a usable EC P-256 or RSA public key in PEM form")
         }
+    }
+
+    /// Parses `SECUREPUSH_CORS_ORIGINS`: each entry `http(s)://host[:port]` exactly as a browser sends its
+    /// `Origin` (no path, no trailing slash, lowercase scheme and host); `*` is refused (credentials would
+    /// then be readable by any site).
+    static func origins(_ text: String) throws -> Set<String> {
+        var origins: Set<String> = []
+        for entry in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
+            guard let url = URL(string: entry), let scheme = url.scheme, ["http", "https"].contains(scheme), let host = url.host, !host.isEmpty,
+                url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil, entry == entry.lowercased()
+            else {
+                throw ConfigurationError(
+                    "SECUREPUSH_CORS_ORIGINS: \"\(entry)\" is not an origin such as https://app.example.com (scheme, host and port only, lowercase)")
+            }
+            origins.insert(entry)
+        }
+        return origins
     }
 }

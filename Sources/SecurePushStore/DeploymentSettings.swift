@@ -12,16 +12,20 @@ public struct DeploymentSettings: Sendable, Hashable {
     public var readSyncWindow: Duration
     /// Registrations per user in any hour (`SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`; 0 turns the limit off).
     public var maxRegistrationsPerHour: Int
+    /// Whether producers may enqueue `critical` notifications (`SECUREPUSH_CRITICAL_URGENCY`); the database
+    /// refuses them otherwise.
+    public var criticalUrgency: Bool
 
     /// Creates the settings.
     public init(
         defaultTTL: Duration, maxDevicesPerUser: Int, readSync: Bool = true, readSyncWindow: Duration = .seconds(2),
-        maxRegistrationsPerHour: Int = 60
+        maxRegistrationsPerHour: Int = 60, criticalUrgency: Bool = false
     ) {
         self.defaultTTL = defaultTTL
         self.maxDevicesPerUser = maxDevicesPerUser
         self.readSync = readSync
         self.readSyncWindow = readSyncWindow
         self.maxRegistrationsPerHour = maxRegistrationsPerHour
+        self.criticalUrgency = criticalUrgency
     }
 }

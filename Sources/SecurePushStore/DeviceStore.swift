@@ -42,6 +42,12 @@ public struct InvalidInput: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
+/// What replacing a push token did.
+public struct TokenUpdate: Sendable, Hashable {
+    /// Whether the token had belonged to another user's device (now retired).
+    public var rebound: Bool
+}
+
 /// Devices: registration through `securepush.register_device`, credential checks, deactivation.
 public struct DeviceStore: Sendable {
     let database: StoreDatabase
@@ -96,8 +102,28 @@ public struct DeviceStore: Sendable {
         return DeviceRegistration(deviceID: id, deviceSecret: secret)
     }
 
+    /// The platform of an active device, or `nil`.
+    public func platform(deviceID: UUID) async throws -> String? {
+        let rows = try await database.query("SELECT platform FROM securepush.devices WHERE id = \(deviceID) AND active").collect()
+        return try rows.first?.decode(String.self)
+    }
+
+    /// Replaces an active device's push token (and, when given, its platform options), with registration's
+    /// validation; another device holding the token is retired. Returns `nil` when the device is not active,
+    /// else the user the token was taken from when that was another user (for the audit count only).
+    public func updateToken(deviceID: UUID, token: String, optionsJSON: String?) async throws -> TokenUpdate? {
+        let rows = try await invalidInputAsError {
+            try await database.query(
+                "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
+            ).collect()
+        }
+        guard let row = rows.first else { return nil }
+        let (_, reboundFrom) = try row.decode((UUID, String?).self)
+        return TokenUpdate(rebound: reboundFrom != nil)
+    }
+
     /// Deactivates the device and cancels its pending deliveries.
     public func deactivate(deviceID: UUID, reason: String) async throws {
-        try await database.query("SELECT securepush.deactivate_device(\(deviceID), \(reason))")
+        try await database.execute("SELECT securepush.deactivate_device(\(deviceID), \(reason))")
     }
 }

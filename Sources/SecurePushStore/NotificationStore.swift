@@ -13,6 +13,8 @@ public struct StoredNotification: Sendable {
     public var createdAt: Date
     /// When it was first read.
     public var readAt: Date?
+    /// The producer's category, if any (never pushed; returned so apps can group).
+    public var category: String?
 }
 
 /// What reading a notification found.
@@ -37,6 +39,8 @@ public struct NotificationSummary: Sendable {
     public var cursor: ListCursor
     /// The payload as JSON text, when the listing included payloads.
     public var payloadJSON: String?
+    /// The producer's category, if any.
+    public var category: String?
 }
 
 /// A position in the newest-first listing.

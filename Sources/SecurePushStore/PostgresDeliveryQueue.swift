@@ -24,7 +24,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
 
     /// Sets the dispatcher's `awaiting_wakeup` (migration 013): producers notify again.
     public func awaitWakeup(worker: UUID) async throws {
-        try await database.query("SELECT securepush.await_wakeup(\(worker))")
+        try await database.execute("SELECT securepush.await_wakeup(\(worker))")
     }
 
     public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
@@ -34,7 +34,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         // One call of `securepush.claim_deliveries` (migration 010): its plan holds without statistics.
         let rows = try await database.query(
             """
-            SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids
+            SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids, urgency,
+                   collapse_id
             FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
                  \(Self.badgeLimit)::integer)
             """
@@ -43,8 +44,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var rejected: [RejectedDelivery] = []
         deliveries.reserveCapacity(limit)
         let decoder = JSONDecoder()
-        for try await (id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs)
-            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?).self)
+        for try await (
+            id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs, urgency,
+            collapseID
+        )
+            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?, Urgency, String?).self)
         {
             guard let platform = Platform(rawValue: platformName) else {
                 rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
@@ -63,7 +67,9 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 expiresAt: expiresAt,
                 priority: Int(priority),
                 attempt: Int(attempts),
-                badge: unread.map { Int($0) }
+                badge: unread.map { Int($0) },
+                urgency: urgency,
+                collapseID: collapseID
             )
             deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
         }

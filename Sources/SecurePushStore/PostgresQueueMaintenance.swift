@@ -37,15 +37,19 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         )
     }
 
+    public func promoteDueDeliveries(batchSize: Int) async throws -> Int {
+        try await database.count("SELECT securepush.promote_due_deliveries(\(batchSize)::integer)::bigint")
+    }
+
     public func expirePending() async throws -> Int {
-        let (expired, pending) = (DeliveryOutcome.Kind.expired, DeliveryState.pending)
+        let (expired, pending, scheduled) = (DeliveryOutcome.Kind.expired, DeliveryState.pending, DeliveryState.scheduled)
         return try await database.count(
             """
             WITH gone AS (
                 DELETE FROM securepush.deliveries
                 WHERE id = ANY (ARRAY(
                     SELECT id FROM securepush.deliveries
-                    WHERE state = \(pending) AND expires_at <= now()
+                    WHERE state IN (\(pending), \(scheduled)) AND expires_at <= now()
                     LIMIT 10000
                     FOR UPDATE SKIP LOCKED
                 ))

@@ -68,6 +68,6 @@ public struct SecurityStore: Sendable {
 
     /// Appends a security event.
     public func audit(_ event: AuditEvent, userID: String? = nil, deviceID: UUID? = nil, reason: String? = nil) async throws {
-        try await database.query("SELECT securepush.audit(\(event.rawValue), \(userID), \(deviceID), \(reason))")
+        try await database.execute("SELECT securepush.audit(\(event.rawValue), \(userID), \(deviceID), \(reason))")
     }
 }

@@ -13,7 +13,7 @@ public struct SettingsStore: Sendable {
     }
 
     /// Writes the settings the database's SQL reads: the TTL of notifications inserted without
-    /// `expires_at`, the cap on active devices per user, and read sync (on or off, and its window).
+    /// `expires_at`, the cap on active devices per user, read sync (on or off, and its window), and whether critical urgency is allowed.
     public func write(_ settings: DeploymentSettings) async throws {
         try await database.query(Self.query(settings))
     }
@@ -29,10 +29,12 @@ public struct SettingsStore: Sendable {
         let readSync = settings.readSync ? "on" : "off"
         let window = "\(settings.readSyncWindow.wholeMilliseconds) milliseconds"
         let registrations = String(settings.maxRegistrationsPerHour)
+        let critical = settings.criticalUrgency ? "on" : "off"
         return """
             INSERT INTO securepush.settings (key, value)
             VALUES ('default_ttl', \(ttl)::interval::text), ('max_devices_per_user', \(cap)), ('read_sync', \(readSync)),
-                   ('read_sync_window', \(window)::interval::text), ('max_registrations_per_hour', \(registrations))
+                   ('read_sync_window', \(window)::interval::text), ('max_registrations_per_hour', \(registrations)),
+                   ('critical_urgency', \(critical))
             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
             """
     }

@@ -28,4 +28,5 @@ extension StateWord {
 extension DeliveryState: StateWord {}
 extension DispatcherState: StateWord {}
 extension ProbeState: StateWord {}
+extension Urgency: StateWord {}
 extension DeliveryOutcome.Kind: StateWord {}

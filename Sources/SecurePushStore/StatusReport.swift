@@ -17,12 +17,16 @@ public struct StatusReport: Codable, Sendable {
         public var claimed: Int64
         /// Pending deliveries scheduled for a later retry.
         public var retrying: Int64
+        /// Deliveries waiting for their time: a `deliver_at` or the end of their user's quiet hours.
+        public var scheduled: Int64
     }
 
     /// The hot queue.
     public struct Queue: Codable, Sendable {
         public var pending: Int64
         public var claimed: Int64
+        /// Deliveries waiting for a `deliver_at` or the end of quiet hours (not yet claimable).
+        public var scheduled: Int64
         /// Age of the oldest runnable pending delivery: the queue lag.
         public var oldestPendingAgeSeconds: Double?
         public var byPlatform: [PlatformQueue]
@@ -33,6 +37,8 @@ public struct StatusReport: Codable, Sendable {
         public var stored: Int64
         public var unread: Int64
         public var purged: Int64
+        /// Notifications whose `deliver_at` is still ahead (not pushed, not readable yet).
+        public var scheduled: Int64
     }
 
     /// One dispatcher process.
@@ -87,6 +93,8 @@ public struct StatusReport: Codable, Sendable {
         public var tokenInvalid: Int64 = 0
         public var expired: Int64 = 0
         public var cancelled: Int64 = 0
+        /// Replaced by a newer notification with the same collapse key before they were pushed.
+        public var superseded: Int64 = 0
     }
 
     /// Pushes a platform accepted in a window and whether the devices fetched them: the end-to-end health

@@ -53,18 +53,19 @@ public struct StatusStore: Sendable {
 
     private func queue() async throws -> StatusReport.Queue {
         var byPlatform: [StatusReport.PlatformQueue] = []
-        let (pending, claimed) = (DeliveryState.pending, DeliveryState.claimed)
+        let (pending, claimed, scheduled) = (DeliveryState.pending, DeliveryState.claimed, DeliveryState.scheduled)
         let rows = try await database.query(
             """
             SELECT platform,
                    count(*) FILTER (WHERE state = \(pending))::bigint,
                    count(*) FILTER (WHERE state = \(claimed))::bigint,
-                   count(*) FILTER (WHERE state = \(pending) AND run_at > now() AND attempts > 0)::bigint
+                   count(*) FILTER (WHERE state = \(pending) AND run_at > now() AND attempts > 0)::bigint,
+                   count(*) FILTER (WHERE state = \(scheduled))::bigint
             FROM securepush.deliveries GROUP BY platform ORDER BY platform
             """
         )
-        for try await (platform, pending, claimed, retrying) in rows.decode((String, Int64, Int64, Int64).self) {
-            byPlatform.append(.init(platform: platform, pending: pending, claimed: claimed, retrying: retrying))
+        for try await (platform, pending, claimed, retrying, scheduled) in rows.decode((String, Int64, Int64, Int64, Int64).self) {
+            byPlatform.append(.init(platform: platform, pending: pending, claimed: claimed, retrying: retrying, scheduled: scheduled))
         }
         let lag = try await database.query(
             """
@@ -75,6 +76,7 @@ public struct StatusStore: Sendable {
         return .init(
             pending: byPlatform.reduce(0) { $0 + $1.pending },
             claimed: byPlatform.reduce(0) { $0 + $1.claimed },
+            scheduled: byPlatform.reduce(0) { $0 + $1.scheduled },
             oldestPendingAgeSeconds: lag ?? nil,
             byPlatform: byPlatform
         )
@@ -85,12 +87,14 @@ public struct StatusStore: Sendable {
             """
             SELECT count(*)::bigint,
                    count(*) FILTER (WHERE read_at IS NULL AND purged_at IS NULL AND expires_at > now())::bigint,
-                   count(*) FILTER (WHERE purged_at IS NOT NULL)::bigint
+                   count(*) FILTER (WHERE purged_at IS NOT NULL)::bigint,
+                   (SELECT count(*) FROM securepush.notifications
+                    WHERE deliver_at IS NOT NULL AND purged_at IS NULL AND deliver_at > now())::bigint
             FROM securepush.notifications
             """
         ).collect()[0]
-        let (stored, unread, purged) = try row.decode((Int64, Int64, Int64).self)
-        return .init(stored: stored, unread: unread, purged: purged)
+        let (stored, unread, purged, scheduled) = try row.decode((Int64, Int64, Int64, Int64).self)
+        return .init(stored: stored, unread: unread, purged: purged, scheduled: scheduled)
     }
 
     private func dispatchers() async throws -> [StatusReport.Dispatcher] {
@@ -180,6 +184,7 @@ public struct StatusStore: Sendable {
             case .tokenInvalid: window.tokenInvalid = count
             case .expired: window.expired = count
             case .cancelled: window.cancelled = count
+            case .superseded: window.superseded = count
             case .retry, nil: break
             }
         }

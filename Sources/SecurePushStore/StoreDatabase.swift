@@ -13,6 +13,12 @@ struct StoreDatabase: Sendable {
         try await client.run(query, logger: logger)
     }
 
+    /// Runs a statement for its effect, reading its rows to the end: an error the database raises while
+    /// executing (after the row description) is thrown here instead of being lost with an unread sequence.
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await client.run(query, logger: logger).collect()
+    }
+
     /// Runs a statement whose one row holds one `bigint`: a count.
     func count(_ query: PostgresQuery) async throws -> Int {
         let rows = try await client.run(query, logger: logger).collect()

@@ -18,9 +18,9 @@ struct StatusViewsTests {
             generatedAt: now,
             database: .init(reachable: true, migrationsPending: ["016_next_release.sql"]),
             queue: .init(
-                pending: 41001, claimed: 41002, oldestPendingAgeSeconds: 12.5,
-                byPlatform: [.init(platform: "apns", pending: 41003, claimed: 41004, retrying: 41005)]),
-            notifications: .init(stored: 41006, unread: 41007, purged: 41008),
+                pending: 41001, claimed: 41002, scheduled: 41061, oldestPendingAgeSeconds: 12.5,
+                byPlatform: [.init(platform: "apns", pending: 41003, claimed: 41004, retrying: 41005, scheduled: 41062)]),
+            notifications: .init(stored: 41006, unread: 41007, purged: 41008, scheduled: 41063),
             dispatchers: [
                 .init(
                     id: "5f0c0a4e-0000-4000-8000-000000000001", host: "dispatch-host-a", pid: 41053, role: "dispatcher", version: "9.8.7",
@@ -30,8 +30,8 @@ struct StatusViewsTests {
             openCircuits: [
                 .init(platform: "webpush", host: "push.example.net", state: .open, openUntil: circuit.openUntil, dispatcher: "5f0c0a4e")
             ],
-            lastMinute: .init(sent: 41011, failed: 41012, tokenInvalid: 41013, expired: 41014, cancelled: 41015),
-            lastHour: .init(sent: 41021, failed: 41022, tokenInvalid: 41023, expired: 41024, cancelled: 41025),
+            lastMinute: .init(sent: 41011, failed: 41012, tokenInvalid: 41013, expired: 41014, cancelled: 41015, superseded: 41016),
+            lastHour: .init(sent: 41021, failed: 41022, tokenInvalid: 41023, expired: 41024, cancelled: 41025, superseded: 41026),
             fetchLastHour: [
                 .init(platform: "fcm", accepted: 41031, fetched: 41032, fetchRatio: 0.25, pushToFetchP50Seconds: 3.5, pushToFetchP99Seconds: 7.5)
             ],

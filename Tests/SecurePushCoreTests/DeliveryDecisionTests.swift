@@ -81,8 +81,8 @@ struct DeliveryDecisionTests {
 
     @Test("outcome kinds: the names stored in the history, and which end a delivery")
     func kinds() {
-        #expect(DeliveryOutcome.Kind.allCases.map(\.rawValue) == ["sent", "retry", "failed", "token_invalid", "expired", "cancelled"])
+        #expect(DeliveryOutcome.Kind.allCases.map(\.rawValue) == ["sent", "retry", "failed", "token_invalid", "expired", "cancelled", "superseded"])
         #expect(!DeliveryOutcome.Kind.final.contains(.retry))
-        #expect(DeliveryOutcome.Kind.final.count == 5)
+        #expect(DeliveryOutcome.Kind.final.count == 6)
     }
 }

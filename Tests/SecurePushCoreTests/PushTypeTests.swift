@@ -12,7 +12,9 @@ struct PushTypeTests {
             expiresAt: Date()
         )
         let labels = Mirror(reflecting: push).children.compactMap(\.label)
-        #expect(labels.sorted() == ["attempt", "badge", "expiresAt", "kind", "notificationID", "priority", "target"])
+        // `urgency` is a fixed word and `collapseID` a 32-hex-digit digest computed in the database: neither can hold content.
+        #expect(labels.sorted() == ["attempt", "badge", "collapseID", "expiresAt", "kind", "notificationID", "priority", "target", "urgency"])
+        #expect(Mirror(reflecting: push.urgency).children.isEmpty, "an enum without associated values")
         let targetLabels = Mirror(reflecting: push.target).children.compactMap(\.label)
         #expect(targetLabels.sorted() == ["deviceID", "options", "platform", "token"])
     }

@@ -196,9 +196,13 @@ public final class FakeFCMServer: Sendable {
             let object = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any],
             let message = object["message"] as? [String: Any]
         else { return Self.error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.", errorCode: "INVALID_ARGUMENT") }
-        let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
-        guard targets.count == 1, let registrationToken = message["token"] as? String else {
-            return Self.error(400, "INVALID_ARGUMENT", "Exactly one of token, topic or condition must be set.", errorCode: "INVALID_ARGUMENT")
+        // As FCM: exactly one target; a device is a registration token (`token`) or a Firebase Installation ID (`fid`).
+        let targets = ["token", "fid", "topic", "condition"].filter { message[$0] != nil }
+        guard targets.count == 1, let registrationToken = (message["token"] ?? message["fid"]) as? String else {
+            return Self.error(400, "INVALID_ARGUMENT", "Exactly one of token, fid, topic or condition must be set.", errorCode: "INVALID_ARGUMENT")
+        }
+        if message["fid"] != nil, FCMFIDShape.isInstallationID(registrationToken) == false {
+            return Self.error(400, "INVALID_ARGUMENT", "Invalid value at 'message.fid'", errorCode: "INVALID_ARGUMENT")
         }
         if let data = message["data"] {
             guard let data = data as? [String: Any], data.values.allSatisfy({ $0 is String }) else {
@@ -240,5 +244,14 @@ public final class FakeFCMServer: Sendable {
         let id = UInt64.random(in: 1...UInt64.max)
         state.withLockedValue { $0.delivered.append(request) }
         return .json(200, ["name": "projects/\(project)/messages/\(id)"])
+    }
+}
+
+/// The shape FCM checks a Firebase Installation ID against: 22 characters of base64url, the first of them
+/// c, d, e or f. Written here apart from the provider's rule, so the fake checks it independently.
+enum FCMFIDShape {
+    static func isInstallationID(_ text: String) -> Bool {
+        text.count == 22 && "cdef".contains(text.first ?? " ")
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 }

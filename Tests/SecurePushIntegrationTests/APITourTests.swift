@@ -42,7 +42,7 @@ struct APITourTests {
                 #expect(push.headers.first { $0.name == "apns-push-type" }?.value == "alert")
                 #expect(
                     push.body
-                        == #"{"aps":{"alert":{"body":"Open the app to read it.","title":"New notification"},"badge":1,"mutable-content":1},"secureId":"\#(push.notificationID)"}"#
+                        == #"{"aps":{"alert":{"body":"Open the app to read it.","title":"New notification"},"badge":1,"interruption-level":"active","mutable-content":1},"secureId":"\#(push.notificationID)"}"#
                 )
 
                 let credential: HTTPFields = .bearer("\(deviceID).\(secret)")

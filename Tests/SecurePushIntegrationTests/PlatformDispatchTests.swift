@@ -159,7 +159,7 @@ struct PlatformDispatchTests {
                 #expect(fake.deliveries.count == 1)
                 let message = try #require(try JSONSerialization.jsonObject(with: delivered.plaintext) as? [String: Any])
                 let notification = try #require(message["notification"] as? [String: Any])
-                #expect(notification["data"] as? [String: String] == ["secureId": acceptedID!.uuidString.lowercased()])
+                #expect(notification["data"] as? [String: String] == ["secureId": acceptedID!.uuidString.lowercased(), "urgency": "active"])
             }
         }
     }

@@ -161,6 +161,89 @@ struct EnvelopeGoldenTests {
         }
     }
 
+    /// A collapse digest as `securepush.collapse_digest` writes it (32 hex digits), for the `{collapse}` placeholder.
+    static let collapse = "8f14e45fceea167a5a36dedd4bea2543"
+
+    /// `push` with an urgency and the collapse digest.
+    static func controlled(_ push: Push, _ urgency: Urgency) -> Push {
+        var push = push
+        push.urgency = urgency
+        push.collapseID = Self.collapse
+        return push
+    }
+
+    @Test("APNs time-sensitive with a collapse key: interruption-level, priority 10, the digest as apns-collapse-id and secureCollapse")
+    func apnsTimeSensitiveCollapsed() async throws {
+        try await APNsFixture.with { fixture in
+            let push = Self.controlled(Self.push(token: TestSupport.randomHexToken(), platform: .apns), .timeSensitive)
+            try await Self.expectGolden("apns-time-sensitive-collapsed", push, fixture: fixture, extra: ["collapse": Self.collapse]) {
+                Self.apnsValues(push, $0)
+            }
+        }
+    }
+
+    @Test("APNs passive: interruption-level passive, priority 5; critical: a critical sound")
+    func apnsPassiveAndCritical() async throws {
+        try await APNsFixture.with { fixture in
+            var push = Self.push(token: TestSupport.randomHexToken(), platform: .apns)
+            push.urgency = .passive
+            try await Self.expectGolden("apns-passive", push, fixture: fixture) { Self.apnsValues(push, $0) }
+        }
+        try await APNsFixture.with { fixture in
+            var push = Self.push(token: TestSupport.randomHexToken(), platform: .apns)
+            push.urgency = .critical
+            try await Self.expectGolden("apns-critical", push, fixture: fixture) { Self.apnsValues(push, $0) }
+        }
+    }
+
+    @Test("FCM passive with a collapse key: normal priority, the digest as collapse_key and secureCollapse, urgency in data")
+    func fcmPassiveCollapsed() async throws {
+        try await FCMFixture.with { fixture in
+            let push = Self.controlled(Self.push(token: "fcm-token-" + UUID().uuidString.lowercased(), platform: .fcm), .passive)
+            try await Self.expectGolden("fcm-passive-collapsed", push, fixture: fixture, extra: ["collapse": Self.collapse]) {
+                try Self.fcmValues(push, $0)
+            }
+        }
+    }
+
+    @Test("FCM to a Firebase Installation ID: message.fid instead of message.token")
+    func fcmInstallationID() async throws {
+        try await FCMFixture.with { fixture in
+            let fid = "c" + String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(21))
+            #expect(FCMRecipient(token: fid) == .installationID)
+            let push = Self.push(token: fid, platform: .fcm)
+            try await Self.expectGolden("fcm-fid", push, fixture: fixture) { try Self.fcmValues(push, $0) }
+        }
+    }
+
+    @Test("Web Push time-sensitive with a collapse key: Urgency high, the digest as Topic, tag and data.collapse")
+    func webPushTimeSensitiveCollapsed() async throws {
+        try await WebPushFixture.with { fixture in
+            var push = Self.controlled(fixture.push(fixture.fake.subscribe()), .timeSensitive)
+            push.badge = Self.badge
+            try await Self.expectGolden("webpush-time-sensitive-collapsed", push, fixture: fixture, extra: ["collapse": Self.collapse])
+        }
+    }
+
+    @Test("Web Push passive: Urgency low and a silent notification")
+    func webPushPassive() async throws {
+        try await WebPushFixture.with { fixture in
+            var push = fixture.push(fixture.fake.subscribe())
+            push.urgency = .passive
+            let topic = push.notificationID.description.replacingOccurrences(of: "-", with: "")
+            try await Self.expectGolden("webpush-passive", push, fixture: fixture, extra: ["topic": topic])
+        }
+    }
+
+    @Test("WNS time-sensitive: X-WNS-Priority 1")
+    func wnsTimeSensitive() async throws {
+        try await WNSFixture.with { fixture in
+            var push = Self.push(token: fixture.fake.makeChannelURI(), platform: .wns)
+            push.urgency = .timeSensitive
+            try await Self.expectGolden("wns-time-sensitive", push, fixture: fixture) { try Self.wnsValues(push, $0) }
+        }
+    }
+
     /// A read-sync clear of the push's own notification and an older one (`{id}` and `{older}`).
     static func clear(_ push: Push) -> (Push, older: NotificationID) {
         var clear = push

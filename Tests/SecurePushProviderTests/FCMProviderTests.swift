@@ -60,6 +60,7 @@ struct FCMProviderTests {
             #expect(
                 message["data"] as? [String: String] == [
                     "secureId": push.notificationID.description, "title": GenericAlert.defaultTitle, "body": GenericAlert.defaultBody,
+                    "urgency": "active",
                 ])
             let android = try #require(message["android"] as? [String: String])
             #expect(android["priority"] == "high")

@@ -53,7 +53,7 @@ struct WebPushProviderTests {
             let notification = try #require(message["notification"] as? [String: Any])
             #expect(notification["title"] as? String == GenericAlert.defaultTitle)
             #expect(notification["navigate"] as? String == "https://app.example.com/notifications/\(push.notificationID)")
-            #expect(notification["data"] as? [String: String] == ["secureId": push.notificationID.description])
+            #expect(notification["data"] as? [String: String] == ["secureId": push.notificationID.description, "urgency": "active"])
             #expect(delivery.request.header("content-encoding") == "aes128gcm")
             let ttl = try #require(delivery.request.header("ttl").flatMap(Int.init))
             #expect((890...900).contains(ttl))

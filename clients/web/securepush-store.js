@@ -33,7 +33,10 @@
     }
   }
 
-  /** Key-value access to the kit's state: `device` ({apiBase, deviceId, secret}) and `settings`. */
+  /**
+   * Key-value access to the kit's state: `device` ({apiBase, deviceId, secret, endpoint}: the API, the
+   * credential and the push address last handed to the API) and `settings`.
+   */
   global.SecurePushStore = Object.freeze({
     get: (key) => run('readonly', (store) => store.get(key)),
     put: (key, value) => run('readwrite', (store) => store.put(value, key)),

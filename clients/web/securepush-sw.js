@@ -3,9 +3,13 @@
  * Web Push message or a plain data message); this worker fetches the payload from the SecurePush
  * API with the device credential, under a deadline, and shows it. Every push ends in a shown
  * notification (browsers require it): when the fetch fails the generic text is shown instead.
- * A `clear` push closes the notifications it names (read on another device).
+ * A `clear` push closes the notifications it names (read on another device). Notifications that share
+ * a collapse key replace each other (tag = the push's opaque collapse digest, else the id); `passive`
+ * ones are shown silently. When the browser replaces the push subscription (`pushsubscriptionchange`)
+ * the worker hands the new address to the API with the device credential (no user token needed).
  *
  * Register it from the page with securepush.js; it imports securepush-store.js from its own folder.
+ * The API may be on another origin (it must list this origin in SECUREPUSH_CORS_ORIGINS).
  * Plain JavaScript, no dependencies.
  */
 'use strict';
@@ -21,6 +25,8 @@ const DEFAULTS = Object.freeze({
 });
 
 const ID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const COLLAPSE_PATTERN = /^[0-9a-f]{32}$/;
+const URGENCIES = new Set(['passive', 'active', 'time_sensitive', 'critical']);
 
 /** The id list of a clear: an array or a comma-separated string of ids; invalid entries are dropped. */
 function clearIDs(value) {
@@ -29,9 +35,10 @@ function clearIDs(value) {
 }
 
 /**
- * What a push asks for: `{kind: 'notify', id, fallback}`, `{kind: 'clear', ids}`, or `null` when it
- * is not a SecurePush message. Reads the Declarative Web Push form (`web_push: 8030`, the id in
- * `notification.data.secureId`) and a plain JSON data message (`secureId`, `secureClear`).
+ * What a push asks for: `{kind: 'notify', id, collapse, urgency, fallback}`, `{kind: 'clear', ids}`,
+ * or `null` when it is not a SecurePush message. Reads the Declarative Web Push form
+ * (`web_push: 8030`, the id in `notification.data.secureId`, with `urgency` and, for a collapse key,
+ * its digest `collapse` beside it) and a plain JSON data message (`secureId`, `secureClear`).
  */
 function parsePush(event) {
   let message = null;
@@ -39,7 +46,7 @@ function parsePush(event) {
     message = event.data ? event.data.json() : null;
   } catch (error) {
     const text = event.data ? event.data.text().trim() : '';
-    return ID_PATTERN.test(text) ? { kind: 'notify', id: text, fallback: {} } : null;
+    return ID_PATTERN.test(text) ? { kind: 'notify', id: text, collapse: null, urgency: 'active', fallback: {} } : null;
   }
   if (!message || typeof message !== 'object') return null;
   const declared = message.web_push === 8030 && message.notification && typeof message.notification === 'object'
@@ -50,13 +57,15 @@ function parsePush(event) {
   if (clear.length > 0 || data.kind === 'clear') return { kind: 'clear', ids: clear };
   const id = typeof data.secureId === 'string' ? data.secureId : typeof message.secureId === 'string' ? message.secureId : null;
   if (!id || !ID_PATTERN.test(id)) return null;
+  const collapse = typeof data.collapse === 'string' && COLLAPSE_PATTERN.test(data.collapse) ? data.collapse : null;
+  const urgency = URGENCIES.has(data.urgency) ? data.urgency : 'active';
   const fallback = {};
   if (declared) {
     if (typeof declared.title === 'string') fallback.title = declared.title;
     if (typeof declared.body === 'string') fallback.body = declared.body;
     if (typeof declared.navigate === 'string') fallback.navigate = declared.navigate;
   }
-  return { kind: 'notify', id, fallback };
+  return { kind: 'notify', id, collapse, urgency, fallback };
 }
 
 /** A URL to open on click, only if it is on this worker's own origin; otherwise the scope. */
@@ -75,44 +84,66 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function bearer(device) {
+  return 'Bearer ' + device.deviceId + '.' + device.secret;
+}
+
 /**
- * Fetches a notification with the device credential. Retries network errors, timeouts and 5xx
- * (with jitter) within the overall deadline; never retries 401/403/404/410.
+ * One API request under the settings' deadline. Retries network errors, timeouts, 408, 429 and 5xx
+ * (with jitter) within the overall deadline and `maxAttempts`; returns the last response, or `null`
+ * when the API never answered. Never sends cookies: the credential is the bearer header.
+ */
+async function request(url, init, settings) {
+  const deadline = Date.now() + settings.deadlineMs;
+  for (let attempt = 1; ; attempt += 1) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return null;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), Math.min(settings.requestTimeoutMs, remaining));
+    let response = null;
+    try {
+      response = await fetch(url, Object.assign({
+        mode: 'cors',
+        cache: 'no-store',
+        credentials: 'omit',
+        redirect: 'error',
+        signal: controller.signal,
+      }, init));
+      if (response.status < 500 && response.status !== 408 && response.status !== 429) return response;
+    } catch (error) {
+      // A network error, a CORS refusal or the request timeout: retried below while the deadline allows.
+    } finally {
+      clearTimeout(timer);
+    }
+    if (attempt >= settings.maxAttempts) return response;
+    const backoff = Math.min(4000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
+    await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
+  }
+}
+
+/**
+ * Fetches a notification with the device credential; retries as `request` does, never 401/403/404/410.
  * Resolves to `{status: 'found', notification}` or `{status: 'gone' | 'not_found' | 'unauthorized'
  * | 'unregistered' | 'unavailable'}`.
  */
 async function fetchNotification(id, settings) {
   const device = await SecurePushStore.get('device');
   if (!device) return { status: 'unregistered' };
-  const deadline = Date.now() + settings.deadlineMs;
-  const url = new URL('v1/notifications/' + encodeURIComponent(id), device.apiBase);
-  for (let attempt = 1; ; attempt += 1) {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return { status: 'unavailable' };
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.min(settings.requestTimeoutMs, remaining));
+  const response = await request(new URL('v1/notifications/' + encodeURIComponent(id), device.apiBase), {
+    headers: { Authorization: bearer(device), Accept: 'application/json' },
+  }, settings);
+  if (!response) return { status: 'unavailable' };
+  if (response.ok) {
     try {
-      const response = await fetch(url, {
-        headers: { Authorization: 'Bearer ' + device.deviceId + '.' + device.secret, Accept: 'application/json' },
-        cache: 'no-store',
-        credentials: 'omit',
-        redirect: 'error',
-        signal: controller.signal,
-      });
-      if (response.ok) return { status: 'found', notification: await response.json() };
-      if (response.status === 404) return { status: 'not_found' };
-      if (response.status === 410) return { status: 'gone' };
-      if (response.status === 401 || response.status === 403) return { status: 'unauthorized' };
-      if (response.status < 500 && response.status !== 408 && response.status !== 429) return { status: 'unavailable' };
+      return { status: 'found', notification: await response.json() };
     } catch (error) {
-      // A network error or the request timeout: retried below while the deadline allows.
-    } finally {
-      clearTimeout(timer);
+      return { status: 'unavailable' };
     }
-    if (attempt >= settings.maxAttempts) return { status: 'unavailable' };
-    const backoff = Math.min(4000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
-    await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
   }
+  if (response.status === 404) return { status: 'not_found' };
+  if (response.status === 410) return { status: 'gone' };
+  if (response.status === 401 || response.status === 403) return { status: 'unauthorized' };
+  return { status: 'unavailable' };
 }
 
 async function tell(event) {
@@ -132,19 +163,34 @@ function text(value, fallback) {
 async function showNotification(push) {
   const options = await settings();
   const result = await fetchNotification(push.id, options);
-  const payload = result.status === 'found' && result.notification && typeof result.notification.payload === 'object'
-    ? result.notification.payload || {}
+  const notification = result.status === 'found' && result.notification && typeof result.notification === 'object'
+    ? result.notification
     : {};
+  const payload = notification.payload && typeof notification.payload === 'object' ? notification.payload : {};
   const found = result.status === 'found';
   const title = found ? text(payload.title, text(push.fallback.title, options.title)) : text(push.fallback.title, options.title);
   const body = found ? text(payload.body, '') : text(push.fallback.body, options.body);
+  // One shown notification per collapse key: a newer notification replaces the shown one (and alerts
+  // again unless passive); a redelivery of the same id replaces it quietly.
+  const tag = push.collapse || push.id;
+  const silent = push.urgency === 'passive';
+  const replaced = push.collapse ? await self.registration.getNotifications({ tag }) : [];
+  const renotify = !silent && replaced.some((shown) => !shown.data || shown.data.secureId !== push.id);
   await self.registration.showNotification(title, {
     body,
-    tag: push.id,
+    tag,
+    renotify,
+    silent,
     requireInteraction: options.requireInteraction === true,
-    data: { secureId: push.id, url: sameOriginURL(push.fallback.navigate || options.openURL) },
+    data: {
+      secureId: push.id,
+      collapse: push.collapse,
+      urgency: push.urgency,
+      category: typeof notification.category === 'string' ? notification.category : null,
+      url: sameOriginURL(push.fallback.navigate || options.openURL),
+    },
   });
-  await tell({ event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title });
+  await tell({ event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title, tag, urgency: push.urgency });
 }
 
 async function clearNotifications(ids) {
@@ -161,6 +207,104 @@ async function clearNotifications(ids) {
   await tell({ event: 'cleared', ids, closed });
 }
 
+// MARK: a new push address
+
+function base64URLToBytes(text) {
+  const padded = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
+  return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
+}
+
+/** A subscription as `{endpoint, keys: {p256dh, auth}}` (from a PushSubscription or its toJSON()), or null. */
+function subscriptionJSON(subscription) {
+  if (!subscription) return null;
+  const json = typeof subscription.toJSON === 'function' ? subscription.toJSON() : subscription;
+  const keys = json && json.keys;
+  if (!json || typeof json.endpoint !== 'string' || !keys || typeof keys.p256dh !== 'string' || typeof keys.auth !== 'string') {
+    return null;
+  }
+  return { endpoint: json.endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } };
+}
+
+/** Resolves to `promise`'s value, or to `null` once `ms` have passed (a subscribe that never answers). */
+function within(promise, ms) {
+  let timer;
+  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(() => resolve(null), ms); })])
+    .finally(() => clearTimeout(timer));
+}
+
+/**
+ * A fresh subscription from the browser's push service: with the old subscription's VAPID key when
+ * known, else the server's (`GET /v1/webpush/key`). Null when it cannot be had before the deadline.
+ */
+async function subscribeAgain(device, oldSubscription, settings) {
+  const options = oldSubscription && oldSubscription.options;
+  let applicationServerKey = options && options.applicationServerKey ? options.applicationServerKey : null;
+  if (!applicationServerKey) {
+    const response = await request(new URL('v1/webpush/key', device.apiBase), { headers: { Accept: 'application/json' } }, settings);
+    if (!response || !response.ok) return null;
+    const key = await response.json().catch(() => null);
+    if (!key || typeof key.public_key !== 'string') return null;
+    applicationServerKey = base64URLToBytes(key.public_key);
+  }
+  try {
+    return await within(self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey }), settings.deadlineMs);
+  } catch (error) {
+    return null;
+  }
+}
+
+/**
+ * Hands a new push address to the API (`PUT /v1/devices/current/token` with the device credential;
+ * the device keeps its id and secret, and its waiting pushes go to the new address), and remembers it.
+ *
+ * `subscription`: the new subscription (a PushSubscription or `{endpoint, keys}`); without it, the
+ * browser's current one, or a fresh one (`resubscribe: true` drops the current one first).
+ * `oldSubscription`: the one that was replaced, whose VAPID key a fresh subscription reuses.
+ *
+ * Resolves to `{status, endpoint?}`: 'updated', 'unregistered' (no device in this browser),
+ * 'permission_denied', 'no_subscription' (the browser gave none), 'invalid' (the API refused the
+ * address: 400), 'unauthorized' (the credential no longer works: 401/403) or 'unavailable'.
+ */
+async function renewSubscription({ subscription = null, oldSubscription = null, resubscribe = false } = {}) {
+  const device = await SecurePushStore.get('device');
+  if (!device) return { status: 'unregistered' };
+  const options = await settings();
+  const pushManager = self.registration.pushManager;
+  let next = subscriptionJSON(subscription);
+  if (!next) {
+    if ((await pushManager.permissionState({ userVisibleOnly: true })) !== 'granted') return { status: 'permission_denied' };
+    const current = await pushManager.getSubscription();
+    if (current && resubscribe) {
+      oldSubscription = current;
+      await current.unsubscribe().catch(() => false);
+    } else {
+      next = subscriptionJSON(current);
+    }
+    if (!next) next = subscriptionJSON(await subscribeAgain(device, oldSubscription, options));
+    if (!next) return { status: 'no_subscription' };
+  }
+  const response = await request(new URL('v1/devices/current/token', device.apiBase), {
+    method: 'PUT',
+    headers: { Authorization: bearer(device), Accept: 'application/json', 'Content-Type': 'application/json' },
+    // The registration's form of a Web Push address: the subscription as PushSubscription.toJSON() gives it.
+    body: JSON.stringify({ subscription: next }),
+  }, options);
+  let status = 'unavailable';
+  if (response && response.ok) status = 'updated';
+  else if (response && response.status === 400) status = 'invalid';
+  else if (response && (response.status === 401 || response.status === 403)) status = 'unauthorized';
+  if (status === 'updated') {
+    // The same device, a new address: keep the record as it is except for the endpoint.
+    const stored = await SecurePushStore.get('device');
+    if (stored && stored.deviceId === device.deviceId) {
+      await SecurePushStore.put('device', Object.assign({}, stored, { endpoint: next.endpoint }));
+    }
+  }
+  const result = { status, endpoint: next.endpoint };
+  await tell({ event: 'subscription', status });
+  return result;
+}
+
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
@@ -168,6 +312,24 @@ self.addEventListener('push', (event) => {
   const push = parsePush(event);
   if (!push) return;
   event.waitUntil(push.kind === 'clear' ? clearNotifications(push.ids) : showNotification(push));
+});
+
+// The browser replaced (or lost) the subscription: register the new one with the device credential.
+self.addEventListener('pushsubscriptionchange', (event) => {
+  event.waitUntil(renewSubscription({ subscription: event.newSubscription, oldSubscription: event.oldSubscription }));
+});
+
+// SecurePush.updateSubscription() on a page of this origin runs the same path and gets its result
+// on the message's port.
+self.addEventListener('message', (event) => {
+  const message = event.data;
+  if (!message || message.securepush !== 'renew-subscription' || !event.ports[0]) return;
+  const reply = event.ports[0];
+  event.waitUntil(
+    renewSubscription({ subscription: message.subscription || null, resubscribe: message.resubscribe === true })
+      .catch((error) => ({ status: 'failed', message: String(error && error.message) }))
+      .then((result) => reply.postMessage(result)),
+  );
 });
 
 self.addEventListener('notificationclick', (event) => {

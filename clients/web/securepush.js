@@ -2,13 +2,16 @@
  * SecurePush Web kit: the page's half. Registers the service worker (securepush-sw.js), subscribes
  * with the Push API using the server's VAPID key, registers the subscription as a SecurePush device
  * with the user's token, keeps the device credential in IndexedDB (securepush-store.js), catches up
- * with the unread listing, and unregisters.
+ * with the unread listing, hands the API a new push address, lists and mutes the user's categories,
+ * sets the user's quiet hours, and unregisters.
  *
  *   <script src="securepush-store.js"></script>
  *   <script src="securepush.js"></script>
  *   await SecurePush.register({ apiBase: 'https://push.example.com/', userToken });
  *   const unread = await SecurePush.catchUp();
  *
+ * The API may be on another origin than the page: it must then list the page's origin in
+ * SECUREPUSH_CORS_ORIGINS. Requests never carry cookies; the credential is a bearer header.
  * Plain JavaScript, no dependencies; `SecurePush` is a global of the page.
  */
 (function (global) {
@@ -40,6 +43,7 @@
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        mode: 'cors',
         cache: 'no-store',
         credentials: 'omit',
         redirect: 'error',
@@ -65,6 +69,39 @@
     const device = await SecurePushStore.get('device');
     if (!device) throw new SecurePushError(0, 'not_registered', 'this browser is not registered with SecurePush');
     return device;
+  }
+
+  /** A call to the API this browser registered with, as its device. */
+  async function deviceCall(path, options = {}) {
+    const device = await credential();
+    return call(device.apiBase, path, Object.assign({}, options, { bearer: device.deviceId + '.' + device.secret }));
+  }
+
+  /** `{endpoint, keys: {p256dh, auth}}` of a PushSubscription or its toJSON(); throws on anything else. */
+  function subscriptionJSON(subscription) {
+    const json = subscription && typeof subscription.toJSON === 'function' ? subscription.toJSON() : subscription;
+    const keys = json && json.keys;
+    if (!json || typeof json.endpoint !== 'string' || !keys || typeof keys.p256dh !== 'string' || typeof keys.auth !== 'string') {
+      throw new SecurePushError(0, 'invalid_subscription', 'a subscription needs an endpoint and the keys p256dh and auth');
+    }
+    return { endpoint: json.endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } };
+  }
+
+  /** The statuses of the worker's renewSubscription(), as the errors updateSubscription() throws. */
+  const RENEW_ERRORS = {
+    unregistered: [0, 'not_registered', 'this browser is not registered with SecurePush'],
+    permission_denied: [0, 'permission_denied', 'notifications are not allowed for this site'],
+    no_subscription: [0, 'no_subscription', 'the browser gave no push subscription'],
+    invalid: [400, 'invalid_device', 'SecurePush refused the new push address'],
+    unauthorized: [401, 'unauthorized', 'the device credential no longer works'],
+    unavailable: [0, 'network_error', 'SecurePush is unreachable'],
+    no_answer: [0, 'worker_unresponsive', 'the service worker did not answer'],
+  };
+  const WORKER_ANSWER_MS = 90000;
+
+  /** `{"quiet_hours": ...}` or the object itself: the quiet hours an answer carries. */
+  function quietHoursOf(answer) {
+    return answer && Object.prototype.hasOwnProperty.call(answer, 'quiet_hours') ? answer.quiet_hours : answer;
   }
 
   const SecurePush = {
@@ -106,7 +143,12 @@
         bearer: userToken,
         body: { platform: 'webpush', subscription },
       });
-      const device = { apiBase: apiURL(apiBase, '').href, deviceId: created.device_id, secret: created.device_secret };
+      const device = {
+        apiBase: apiURL(apiBase, '').href,
+        deviceId: created.device_id,
+        secret: created.device_secret,
+        endpoint: subscription && subscription.endpoint,
+      };
       await SecurePushStore.put('device', device);
       await SecurePushStore.put('settings', Object.assign({}, settings || {}));
       return { deviceId: device.deviceId, apiBase: device.apiBase };
@@ -120,17 +162,82 @@
 
     /** Unread notifications with their payloads, each marked read (`GET /v1/notifications?unread=true&include=payload`). */
     async catchUp({ limit = 50 } = {}) {
-      const device = await credential();
-      const page = await call(device.apiBase, 'v1/notifications?unread=true&include=payload&limit=' + encodeURIComponent(limit), {
-        bearer: device.deviceId + '.' + device.secret,
-      });
+      const page = await deviceCall('v1/notifications?unread=true&include=payload&limit=' + encodeURIComponent(limit));
       return page.notifications;
     },
 
-    /** Fetches one notification's payload (marks it read). */
+    /** Fetches one notification (`{id, payload, category, ...}`) and marks it read. */
     async fetch(id) {
-      const device = await credential();
-      return call(device.apiBase, 'v1/notifications/' + encodeURIComponent(id), { bearer: device.deviceId + '.' + device.secret });
+      return deviceCall('v1/notifications/' + encodeURIComponent(id));
+    },
+
+    /**
+     * Hands SecurePush this browser's push address again (`PUT /v1/devices/current/token`, with the
+     * device credential; the device keeps its id and secret). The service worker does the work, the
+     * same code that answers `pushsubscriptionchange`:
+     * - `{subscription}`: that subscription (a PushSubscription or `{endpoint, keys: {p256dh, auth}}`,
+     *   e.g. from a self-hosted push service);
+     * - `{}`: the browser's current subscription, or a new one when it has none (call it on page load
+     *   when the subscription may have changed while no worker could report it);
+     * - `{resubscribe: true}`: drops the current subscription and subscribes anew.
+     * Resolves to `{endpoint}`; throws a SecurePush.Error (`invalid_device` 400, `unauthorized` 401,
+     * `network_error`, `permission_denied`, `no_subscription`, `not_registered`).
+     */
+    async updateSubscription({ subscription, resubscribe = false } = {}) {
+      const registration = await navigator.serviceWorker.ready;
+      const message = { securepush: 'renew-subscription', resubscribe: resubscribe === true };
+      if (subscription !== undefined && subscription !== null) message.subscription = subscriptionJSON(subscription);
+      // The worker answers within its own deadlines (a subscribe, a key fetch and the PUT, 20 s each by
+      // default); a worker that never answers (an old version without this path) is an error.
+      const result = await new Promise((resolve) => {
+        const channel = new MessageChannel();
+        const timer = setTimeout(() => resolve({ status: 'no_answer' }), WORKER_ANSWER_MS);
+        channel.port1.onmessage = (event) => {
+          clearTimeout(timer);
+          resolve(event.data || {});
+        };
+        registration.active.postMessage(message, [channel.port2]);
+      });
+      if (result.status === 'updated') return { endpoint: result.endpoint };
+      const [status, code, text] = RENEW_ERRORS[result.status] || [0, 'failed', result.message || 'the worker could not update the subscription'];
+      throw new SecurePushError(status, code, text);
+    },
+
+    /**
+     * The user's categories (those of their live notifications, and the muted ones):
+     * `[{name, muted, latest_at}]` from `GET /v1/categories`.
+     */
+    async categories() {
+      return (await deviceCall('v1/categories')).categories;
+    },
+
+    /**
+     * Mutes (default) or unmutes a category for the user: its notifications are still stored and listed
+     * (catchUp) but not pushed, and its pushes still waiting are cancelled. Resolves to `{name, muted}`.
+     */
+    async setCategoryMuted(name, muted = true) {
+      return deviceCall('v1/categories/' + encodeURIComponent(name), { method: 'PUT', body: { muted: muted === true } });
+    },
+
+    /** The user's quiet hours, `{time_zone, start, end}`, or `null` (`GET /v1/quiet-hours`). */
+    async quietHours() {
+      return quietHoursOf(await deviceCall('v1/quiet-hours'));
+    },
+
+    /**
+     * Sets the user's quiet hours: a daily window of local times (`"22:00"` to `"07:00"` spans midnight)
+     * in an IANA time zone, by default this browser's. Pushes of passive and active notifications wait
+     * for the window's end; time-sensitive and critical ones are not held. Resolves to
+     * `{time_zone, start, end}`.
+     */
+    async setQuietHours({ start, end, timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone } = {}) {
+      return quietHoursOf(await deviceCall('v1/quiet-hours', { method: 'PUT', body: { time_zone: timeZone, start, end } }));
+    },
+
+    /** Removes the user's quiet hours; what they held back is pushed at once. */
+    async clearQuietHours() {
+      await deviceCall('v1/quiet-hours', { method: 'DELETE' });
+      return null;
     },
 
     /** Unregisters the device (its credential stops working), drops the subscription and the stored state. */

@@ -4,12 +4,17 @@ import SecurePushCore
 /// The APNs envelope of a push (docs/envelopes.md): `POST /3/device/<token>` with only `secureId` and
 /// configured, generic text in the body.
 ///
-/// - alert (the default): `{"aps":{"alert":{"body","title"[,"loc-key","title-loc-key"]},"badge":n,"mutable-content":1},"secureId"}`,
-///   `apns-push-type: alert`, priority 10, so a Notification Service Extension can replace the text.
-/// - silent: `{"aps":{"content-available":1},"secureId"}`, `apns-push-type: background`, priority 5.
+/// - alert (the default): `{"aps":{"alert":{"body","title"[,"loc-key","title-loc-key"]},"badge":n,
+///   "interruption-level":...,"mutable-content":1},"secureId"[,"secureCollapse"]}`, `apns-push-type: alert`,
+///   so a Notification Service Extension can replace the text. The urgency sets `interruption-level`
+///   (`passive`, `active`, `time-sensitive`, `critical` with a critical `sound`) and the priority (5 for
+///   passive, else 10).
+/// - silent: `{"aps":{"content-available":1},"secureId"[,"secureCollapse"]}`, `apns-push-type: background`,
+///   priority 5.
 ///
-/// Both carry `apns-expiration` (the notification's expiry) and `apns-collapse-id` (the id, so a resend
-/// replaces the earlier copy).
+/// Both carry `apns-expiration` (the notification's expiry) and `apns-collapse-id`: the producer's collapse
+/// digest when there is one (so the phone replaces the earlier notification of that key), else the id (so a
+/// resend replaces the earlier copy). `secureCollapse` repeats the digest for the app.
 ///
 /// A clear (read sync) is always a background push whatever the style: `{"aps":{"content-available":1
 /// [,"badge":n]},"secureClear":[ids]}`, `apns-push-type: background`, priority 5, no collapse id (a later
@@ -47,10 +52,10 @@ public struct APNsEnvelope: EnvelopeProfile {
         let id = push.notificationID.description
         switch push.kind {
         case .notify:
-            let (type, priority) = style == .alert ? ("alert", "10") : ("background", "5")
+            let (type, priority) = style == .alert ? ("alert", push.urgency == .passive ? "5" : "10") : ("background", "5")
             return [
                 WireHeader("apns-push-type", type), WireHeader("apns-priority", priority),
-                WireHeader("apns-expiration", String(push.expirationEpochSeconds)), WireHeader("apns-collapse-id", id),
+                WireHeader("apns-expiration", String(push.expirationEpochSeconds)), WireHeader("apns-collapse-id", push.collapseID ?? id),
             ]
         case .clear:
             return [
@@ -72,8 +77,13 @@ public struct APNsEnvelope: EnvelopeProfile {
                 var fields: [String: EnvelopeJSON] = ["title": .string(alert.title), "body": .string(alert.body)]
                 if let key = alert.titleLocKey { fields["title-loc-key"] = .string(key) }
                 if let key = alert.bodyLocKey { fields["loc-key"] = .string(key) }
-                var aps: [String: EnvelopeJSON] = ["alert": .object(fields), "mutable-content": .int(1)]
+                var aps: [String: EnvelopeJSON] = [
+                    "alert": .object(fields), "mutable-content": .int(1), "interruption-level": .string(Self.interruptionLevel(push.urgency)),
+                ]
                 if let badge = push.badge { aps["badge"] = .int(badge) }
+                if push.urgency == .critical {
+                    aps["sound"] = .object(["critical": .int(1), "name": .string("default"), "volume": .int(1)])
+                }
                 return .object(aps)
             }
         case .clear:
@@ -83,11 +93,23 @@ public struct APNsEnvelope: EnvelopeProfile {
         }
     }
 
-    /// The whole body: `aps` and `secureId` (a clear: `secureClear`, the ids to remove).
+    /// APNs' `interruption-level` for an urgency.
+    static func interruptionLevel(_ urgency: Urgency) -> String {
+        switch urgency {
+        case .passive: "passive"
+        case .active: "active"
+        case .timeSensitive: "time-sensitive"
+        case .critical: "critical"
+        }
+    }
+
+    /// The whole body: `aps`, `secureId` and the collapse digest (a clear: `secureClear`, the ids to remove).
     func payload(for push: Push, style: PushStyle) -> EnvelopeJSON {
         switch push.kind {
         case .notify:
-            return .object(["aps": aps(for: push, style: style), "secureId": .string(push.notificationID.description)])
+            var body: [String: EnvelopeJSON] = ["aps": aps(for: push, style: style), "secureId": .string(push.notificationID.description)]
+            if let collapse = push.collapseID { body["secureCollapse"] = .string(collapse) }
+            return .object(body)
         case .clear(let ids):
             return .object(["aps": aps(for: push, style: style), "secureClear": .array(ids.map { .string($0.description) })])
         }

@@ -10,6 +10,11 @@ import SecurePushCore
 /// `POST /v1/projects/<project>/messages:send`; the project is the device's `project` option, else the
 /// first configured service account's.
 ///
+/// The data carries `urgency` (the app picks its channel and `NotificationCompat` priority from it) and, with a
+/// collapse key, `secureCollapse`, the digest that is also `android.collapse_key` (else the id is). A device
+/// registered with a Firebase Installation ID is addressed by `message.fid`, one with a registration token by
+/// `message.token` (`FCMRecipient`).
+///
 /// A clear (read sync) is a normal-priority data message: `data` holds `secureClear` (the ids, comma-separated:
 /// FCM data values are strings) and the badge, and the `apns` block is a background push.
 public struct FCMEnvelope: EnvelopeProfile {
@@ -45,11 +50,15 @@ public struct FCMEnvelope: EnvelopeProfile {
         switch push.kind {
         case .notify:
             let alert = settings.alert
-            data = ["secureId": .string(id), "title": .string(alert.title), "body": .string(alert.body)]
+            data = [
+                "secureId": .string(id), "title": .string(alert.title), "body": .string(alert.body), "urgency": .string(push.urgency.rawValue),
+            ]
             if let key = alert.titleLocKey { data["title_loc_key"] = .string(key) }
             if let key = alert.bodyLocKey { data["body_loc_key"] = .string(key) }
-            android["priority"] = .string("high")
-            android["collapse_key"] = .string(id)
+            if let collapse = push.collapseID { data["secureCollapse"] = .string(collapse) }
+            // A passive notification need not wake a dozing phone; the rest must.
+            android["priority"] = .string(push.urgency == .passive ? "normal" : "high")
+            android["collapse_key"] = .string(push.collapseID ?? id)
         case .clear(let ids):
             data = ["secureClear": .string(ids.map(\.description).joined(separator: ","))]
             android["priority"] = .string("normal")
@@ -63,9 +72,10 @@ public struct FCMEnvelope: EnvelopeProfile {
         let apns: [String: EnvelopeJSON] = [
             "headers": .object(apnsHeaders), "payload": .object(["aps": apnsProfile.aps(for: push, style: style)]),
         ]
+        let recipient = FCMRecipient(token: push.target.token)
         return .object([
             "message": .object([
-                "token": .string(push.target.token), "data": .object(data), "android": .object(android), "apns": .object(apns),
+                recipient.field: .string(push.target.token), "data": .object(data), "android": .object(android), "apns": .object(apns),
             ])
         ])
     }

@@ -4,11 +4,13 @@ import SecurePushCore
 /// The Web Push envelope of a push (docs/envelopes.md): a Declarative Web Push message, encrypted by the
 /// provider (RFC 8291), with `TTL`, `Urgency` and `Topic` (the id, so a resend replaces an undelivered copy).
 ///
-/// The plaintext is `{"app_badge":n,"mutable":true,"notification":{"body","data":{"secureId"},"navigate",
-/// "tag","title"},"web_push":8030}`: Safari 18.4+ shows the generic notification without a service worker
+/// The plaintext is `{"app_badge":n,"mutable":true,"notification":{"body","data":{"secureId","urgency"
+/// [,"collapse"]},"navigate"[,"silent"],"tag","title"},"web_push":8030}`: Safari 18.4+ shows the generic notification without a service worker
 /// (tapping it opens `navigate`), and because it is `mutable` a service worker may fetch the notification
 /// and show it instead; browsers without declarative support hand the same JSON to the service worker's
-/// `push` event. A clear (read sync) is the plain message `{"secureClear":[ids]}` with `Urgency: low`.
+/// `push` event. `Urgency` follows the urgency (passive: low and `silent`, active: normal, time-sensitive and
+/// critical: high); with a collapse key, the digest is the `Topic`, the `tag` and `data.collapse`, so a newer
+/// notification of that key replaces the shown one. A clear (read sync) is the plain message `{"secureClear":[ids]}` with `Urgency: low`.
 public struct WebPushEnvelope: EnvelopeProfile {
     /// The generic text.
     public var settings: EnvelopeSettings
@@ -29,12 +31,22 @@ public struct WebPushEnvelope: EnvelopeProfile {
             // A clear: low urgency, no topic (a later clear must not replace an undelivered one).
             return WireRequest(path: push.target.token, headers: [ttl, WireHeader("urgency", "low")], body: plaintext(for: push).data)
         }
-        let topic = push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        // A Topic is at most 32 base64url characters: the collapse digest (32 hex digits) or the id's hex.
+        let topic = push.collapseID ?? push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         return WireRequest(
             path: push.target.token,
-            headers: [ttl, WireHeader("urgency", push.priority > 0 ? "high" : "normal"), WireHeader("topic", topic)],
+            headers: [ttl, WireHeader("urgency", Self.urgencyHeader(push.urgency)), WireHeader("topic", topic)],
             body: plaintext(for: push).data
         )
+    }
+
+    /// RFC 8030's `Urgency` for an urgency.
+    static func urgencyHeader(_ urgency: Urgency) -> String {
+        switch urgency {
+        case .passive: "low"
+        case .active: "normal"
+        case .timeSensitive, .critical: "high"
+        }
     }
 
     /// The declarative message.
@@ -42,11 +54,14 @@ public struct WebPushEnvelope: EnvelopeProfile {
         let id = push.notificationID.description
         switch push.kind {
         case .notify:
-            let notification: [String: EnvelopeJSON] = [
+            var data: [String: EnvelopeJSON] = ["secureId": .string(id), "urgency": .string(push.urgency.rawValue)]
+            if let collapse = push.collapseID { data["collapse"] = .string(collapse) }
+            var notification: [String: EnvelopeJSON] = [
                 "title": .string(settings.alert.title), "body": .string(settings.alert.body),
-                "navigate": .string(navigateURL.replacingOccurrences(of: "{id}", with: id)), "tag": .string(id),
-                "data": .object(["secureId": .string(id)]),
+                "navigate": .string(navigateURL.replacingOccurrences(of: "{id}", with: id)), "tag": .string(push.collapseID ?? id),
+                "data": .object(data),
             ]
+            if push.urgency == .passive { notification["silent"] = .bool(true) }
             var message: [String: EnvelopeJSON] = ["web_push": .int(8030), "notification": .object(notification), "mutable": .bool(true)]
             if let badge = push.badge { message["app_badge"] = .int(badge) }
             return .object(message)

@@ -10,6 +10,11 @@ Headless Chromium cannot subscribe with a real push service, so the page registe
 whose endpoint is the local push service (the kit's registerSubscription, as for a self-hosted push
 server). The API is reached through a small proxy that can answer 503 or drop connections.
 
+A second part serves the kit from another origin (a small static server, the files as checked in),
+as an app would: the API allows that origin (SECUREPUSH_CORS_ORIGINS) and the kit registers, fetches,
+mutes categories, sets quiet hours, shows collapsed and passive notifications and hands the API a new
+push address from there; a third origin, not allowed, is refused by the browser.
+
 Usage: browser_test.py --securepush BIN --database-url URL --chromium PATH --output DIR
 Exits non-zero with a message on any failed check.
 """
@@ -152,7 +157,8 @@ class PushService:
 
 class APIProxy:
     """Forwards to the SecurePush API. In mode '503' it answers notification reads with 503; in mode
-    'down' it drops those connections without an answer. Counts the reads of each notification id."""
+    'down' it drops those connections without an answer. Counts the reads of each notification id
+    (not their CORS preflights)."""
 
     def __init__(self, upstream_port):
         self.mode = "pass"
@@ -167,7 +173,7 @@ class APIProxy:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length) if length else None
                 match = re.match(r"^/v1/notifications/([0-9a-fA-F-]{36})", self.path)
-                if match:
+                if match and self.command != "OPTIONS":  # a CORS preflight is no read
                     with proxy.lock:
                         proxy.reads[match.group(1)] = proxy.reads.get(match.group(1), 0) + 1
                     if proxy.mode == "down":
@@ -197,7 +203,7 @@ class APIProxy:
                 self.wfile.write(data)
                 upstream.close()
 
-            do_GET = do_POST = do_DELETE = forward
+            do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = forward
 
             def log_message(self, *args):
                 pass
@@ -209,6 +215,81 @@ class APIProxy:
     def read_count(self, notification_id):
         with self.lock:
             return self.reads.get(notification_id, 0)
+
+
+# MARK: the kit served from an app's own origin
+
+
+class StaticOrigin:
+    """Serves the Web kit as checked in (clients/web) at /demo/, as the API's /demo/ does, from its own
+    origin: http://127.0.0.1:<port>."""
+
+    WEB = os.path.join(ROOT, "clients", "web")
+    TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+    def __init__(self):
+        web = self.WEB
+        types = self.TYPES
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                path = urllib.parse.urlsplit(self.path).path
+                name = "index.html" if path == "/demo/" else path[len("/demo/"):] if path.startswith("/demo/") else ""
+                candidates = [os.path.join(web, "demo", name), os.path.join(web, name)]
+                file = next((c for c in candidates if re.fullmatch(r"[A-Za-z0-9_-]+\.(html|js|css)", name) and os.path.isfile(c)), None)
+                if file is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                with open(file, "rb") as f:
+                    body = f.read()
+                self.send_response(200)
+                self.send_header("Content-Type", types[os.path.splitext(file)[1]])
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+class FakeSubscription:
+    """A Web Push subscription at the local push service: its own path and keys. `next()` waits for the
+    next push to it and decrypts it, as a browser's push service client would."""
+
+    def __init__(self, push_service):
+        self.push_service = push_service
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.auth = os.urandom(16)
+        self.path = "/push/browser-" + uuid.uuid4().hex[:8]
+        self.seen = 0
+        self.json = {
+            "endpoint": "https://127.0.0.1:%d%s" % (push_service.port, self.path),
+            "expirationTime": None,
+            "keys": {
+                "p256dh": b64url(self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)),
+                "auth": b64url(self.auth),
+            },
+        }
+
+    def received(self):
+        return len(self.push_service.requests(self.path))
+
+    def next(self):
+        """Waits for the next push to this subscription; returns (headers with lower-case names, plaintext)."""
+        requests = wait_for("a push to " + self.path, lambda: self.push_service.requests(self.path)[self.seen:] or None)
+        self.seen += 1
+        request = requests[0]
+        plaintext = http_ece.decrypt(request["body"], private_key=self.key, auth_secret=self.auth, version="aes128gcm")
+        return {k.lower(): v for k, v in request["headers"].items()}, plaintext.decode()
 
 
 # MARK: Chromium over the DevTools protocol
@@ -319,7 +400,7 @@ class BrowserTest:
         self.database_name = name
         return urllib.parse.urlunsplit(parsed._replace(path="/" + name))
 
-    def start_server(self, database_url, push_ca):
+    def start_server(self, database_url, push_ca, cors_origins):
         vapid_key = ec.generate_private_key(ec.SECP256R1())
         vapid_file = os.path.join(self.work, "vapid.pem")
         with open(vapid_file, "wb") as f:
@@ -340,6 +421,7 @@ class BrowserTest:
             "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": "127.0.0.1/32",
             "SECUREPUSH_USER_JWT_SECRET": JWT_SECRET,
             "SECUREPUSH_DEMO": "on",
+            "SECUREPUSH_CORS_ORIGINS": cors_origins,
             "SECUREPUSH_READ_SYNC_WINDOW": "0s",
             "SECUREPUSH_LOG_LEVEL": "notice",
         })
@@ -371,19 +453,51 @@ class BrowserTest:
         check(200 <= response.status < 300, "%s %s answered %d: %s" % (method, path, response.status, data[:200]))
         return json.loads(data) if data else None
 
-    def next_push(self, push_service, path, seen, private_key, auth):
-        """Waits for the next push to `path`, decrypts it, returns (headers, plaintext)."""
-        requests = wait_for("a push to " + path, lambda: push_service.requests(path)[seen:] or None)
-        request = requests[0]
-        plaintext = http_ece.decrypt(request["body"], private_key=private_key, auth_secret=auth, version="aes128gcm")
-        return request["headers"], plaintext.decode()
+    def enqueue(self, payload, **columns):
+        """A producer's INSERT (optional columns: urgency, collapse_key, category, ...); returns the id."""
+        names = ["user_id", "payload"] + sorted(columns)
+        values = [self.user, json.dumps(payload)] + [columns[name] for name in sorted(columns)]
+        return self.psql(self.database_url, "INSERT INTO securepush.notifications (%s) VALUES (%s) RETURNING id"
+                         % (", ".join(names), ", ".join("'%s'" % str(v).replace("'", "''") for v in values)))
+
+    def notifications(self):
+        """The notifications the current page's service worker registration shows."""
+        return self.browser.evaluate(
+            "navigator.serviceWorker.ready.then(r => r.getNotifications())"
+            ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body, requireInteraction: n.requireInteraction,"
+            " silent: n.silent, renotify: n.renotify, data: n.data})))")
+
+    def shown(self, tag, title=None):
+        """Waits for a shown notification tagged `tag` (with `title`, when given) and returns it."""
+        def find():
+            return next((n for n in self.notifications() if n["tag"] == tag and (title is None or n["title"] == title)), None)
+        try:
+            return wait_for("a notification tagged %s%s" % (tag, "" if title is None else " titled " + title), find)
+        except CheckFailed as failure:
+            page_log = self.browser.evaluate("document.getElementById('log').textContent")
+            permission = self.browser.evaluate("Notification.permission")
+            raise CheckFailed("%s; shown: %s; permission: %s; the demo page's log:\n%s"
+                              % (failure, self.notifications(), permission, page_log))
+
+    def deliver(self, origin, registration, message):
+        self.browser.send("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": registration, "data": message})
+
+    def open_demo(self, origin, query=""):
+        """Opens `origin`/demo/ in a new tab and waits for its worker; returns the registration id."""
+        self.browser.open_page(origin + "/demo/" + query)
+        wait_for("the demo page at %s to load" % origin, lambda: self.browser.evaluate("typeof window.securePushDemoReady") == "object")
+        self.browser.evaluate("window.securePushDemoReady")
+        return self.browser.registration_id(origin + "/demo/")
 
     def run(self):
         args = self.args
         ca_file, cert_file, key_file = make_tls_files(self.work)
         push_service = PushService(cert_file, key_file)
         database_url = self.create_database()
-        api_port = self.start_server(database_url, ca_file)
+        self.database_url = database_url
+        app = StaticOrigin()        # the app's own origin, allowed by the API
+        stranger = StaticOrigin()   # another origin, not allowed
+        api_port = self.start_server(database_url, ca_file, app.origin)
         proxy = APIProxy(api_port)
         origin = "http://127.0.0.1:%d" % proxy.port
         demo = origin + "/demo/"
@@ -395,21 +509,14 @@ class BrowserTest:
         check(key_response.status == 200, "GET /v1/webpush/key answered %d" % key_response.status)
         check(json.loads(key_response.read())["public_key"] == self.vapid_public, "/v1/webpush/key is not the VAPID public key")
 
-        subscriber = ec.generate_private_key(ec.SECP256R1())
-        auth = os.urandom(16)
-        push_path = "/push/browser-" + uuid.uuid4().hex[:8]
-        subscription = {
-            "endpoint": "https://127.0.0.1:%d%s" % (push_service.port, push_path),
-            "expirationTime": None,
-            "keys": {
-                "p256dh": b64url(subscriber.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)),
-                "auth": b64url(auth),
-            },
-        }
+        pushes = FakeSubscription(push_service)
+        subscription = pushes.json
         user = "browser-" + uuid.uuid4().hex[:8]
+        self.user = user
         user_token = jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, JWT_SECRET, algorithm="HS256")
 
         browser = DevTools(args.chromium, os.path.join(self.work, "profile"), os.path.join(args.output, "chromium.log"))
+        self.browser = browser
         try:
             browser.send("Browser.grantPermissions", {"origin": origin, "permissions": ["notifications"]}, session=False)
             browser.open_page(demo)
@@ -429,35 +536,17 @@ class BrowserTest:
             check(stored["secret"] and stored["deviceId"] == device_id, "the credential is in IndexedDB")
             check(browser.evaluate("document.cookie + JSON.stringify(localStorage)") in ("{}", ""), "no credential in cookies or localStorage")
 
-            def notifications():
-                return browser.evaluate(
-                    "navigator.serviceWorker.ready.then(r => r.getNotifications())"
-                    ".then(list => list.map(n => ({tag: n.tag, title: n.title, body: n.body, requireInteraction: n.requireInteraction})))")
-
-            def shown(tag):
-                try:
-                    return wait_for("a notification tagged " + tag, lambda: next((n for n in notifications() if n["tag"] == tag), None))
-                except CheckFailed as failure:
-                    page_log = browser.evaluate("document.getElementById('log').textContent")
-                    permission = browser.evaluate("Notification.permission")
-                    raise CheckFailed("%s; shown: %s; permission: %s; the demo page's log:\n%s"
-                                      % (failure, notifications(), permission, page_log))
-
-            def enqueue(payload):
-                return self.psql(database_url, "INSERT INTO securepush.notifications (user_id, payload) VALUES ('%s', '%s') RETURNING id"
-                                 % (user, json.dumps(payload).replace("'", "''")))
+            notifications, shown, enqueue = self.notifications, self.shown, self.enqueue
 
             def deliver(message):
-                browser.send("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": registration, "data": message})
+                self.deliver(origin, registration, message)
 
-            seen = 0
             results = []
 
             # 1. A normal push: the payload's title, fetched with the credential; read on the server.
             payload = {"title": "Payment received", "body": "EUR 42.00 from Bob"}
             first = enqueue(payload)
-            headers, message = self.next_push(push_service, push_path, seen, subscriber, auth)
-            seen += 1
+            headers, message = pushes.next()
             check(first in message, "the push carries the id")
             check("Payment" not in message and "Bob" not in message, "the push carries no payload byte: " + message)
             deliver(message)
@@ -481,8 +570,7 @@ class BrowserTest:
             for mode in ("503", "down"):
                 proxy.mode = mode
                 second = enqueue({"title": "Not shown while the API is " + mode})
-                _, message = self.next_push(push_service, push_path, seen, subscriber, auth)
-                seen += 1
+                _, message = pushes.next()
                 deliver(message)
                 notification = shown(second)
                 check(notification["title"] == generic_title, "generic text when the API is %s: %s" % (mode, notification))
@@ -499,16 +587,14 @@ class BrowserTest:
             notification = shown(unknown)
             check(notification["title"] == generic_title, "generic text on 404: %s" % notification)
             purged = enqueue({"title": "Purged before it was read"})
-            _, purged_message = self.next_push(push_service, push_path, seen, subscriber, auth)
-            seen += 1
+            _, purged_message = pushes.next()
             self.psql(database_url, "UPDATE securepush.notifications SET payload = NULL, purged_at = now() WHERE id = '%s'" % purged)
             deliver(purged_message)
             notification = shown(purged)
             check(notification["title"] == generic_title, "generic text on 410: %s" % notification)
             # Another push after them: once it is shown, the worker is done with the earlier ones.
             last = enqueue({"title": "After the failures", "body": "still works"})
-            _, last_message = self.next_push(push_service, push_path, seen, subscriber, auth)
-            seen += 1
+            _, last_message = pushes.next()
             deliver(last_message)
             check(shown(last)["title"] == "After the failures", "the worker recovers")
             check(proxy.read_count(unknown) == 1 and proxy.read_count(purged) == 1,
@@ -521,10 +607,9 @@ class BrowserTest:
             peer_credential = "%s.%s" % (peer["device_id"], peer["device_secret"])
             read_elsewhere = unread_shown[0]
             self.api_call(api_port, "GET", "/v1/notifications/" + read_elsewhere, peer_credential)
-            clear_headers, clear_message = self.next_push(push_service, push_path, seen, subscriber, auth)
-            seen += 1
+            clear_headers, clear_message = pushes.next()
             check(json.loads(clear_message) == {"secureClear": [read_elsewhere]}, "the clear names the read notification: " + clear_message)
-            urgency = {k.lower(): v for k, v in clear_headers.items()}.get("urgency")
+            urgency = clear_headers.get("urgency")
             check(urgency == "low", "a clear is a low-urgency push (Urgency: %s)" % urgency)
             deliver(clear_message)
             wait_for("the cleared notification to close", lambda: all(n["tag"] != read_elsewhere for n in notifications()))
@@ -553,10 +638,214 @@ class BrowserTest:
             with open(os.path.join(args.output, "status-page.png"), "wb") as f:
                 f.write(base64.b64decode(screenshot))
             results.append(("status page", "rendered at /status, no user id or payload; screenshot saved"))
+
+            self.other_origins(api_port, proxy, app, stranger, user_token, push_service, results)
         finally:
             browser.close()
         for name, outcome in results:
             print("  browser: %-12s %s" % (name, outcome))
+
+    def preflight(self, api_port, origin, method, path):
+        """A CORS preflight as a browser sends it; returns (status, headers with lower-case names, repeats joined)."""
+        connection = http.client.HTTPConnection("127.0.0.1", api_port, timeout=10)
+        connection.request("OPTIONS", path, headers={
+            "Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": "authorization,content-type"})
+        response = connection.getresponse()
+        response.read()
+        headers = {}
+        for key, value in response.getheaders():
+            headers[key.lower()] = headers[key.lower()] + ", " + value if key.lower() in headers else value
+        connection.close()
+        return response.status, headers
+
+    def other_origins(self, api_port, proxy, app, stranger, user_token, push_service, results):
+        """9-15: the kit served from the app's own origin with the API on another (CORS, through the proxy,
+        which counts reads), and the delivery controls through it; then an origin the API does not allow."""
+        browser = self.browser
+        database_url = self.database_url
+        api = "http://127.0.0.1:%d/" % proxy.port
+        query = "?api=" + urllib.parse.quote(api, safe="")
+
+        def listed(values):
+            return {v.strip().lower() for v in (values or "").split(",") if v.strip()}
+
+        # 9. CORS: the API answers the app origin's preflight, never with credentials; the kit registers,
+        # its worker fetches and the page catches up across origins.
+        status, headers = self.preflight(api_port, app.origin, "PUT", "/v1/devices/current/token")
+        check(status == 204, "a preflight from the allowed origin answered %d" % status)
+        check(headers.get("access-control-allow-origin") == app.origin, "the preflight allows exactly the app origin: %s" % headers)
+        check("access-control-allow-credentials" not in headers, "CORS never allows credentials (cookies): %s" % headers)
+        check("origin" in listed(headers.get("vary")), "CORS answers vary by Origin: %s" % headers)
+        check({"authorization", "content-type"} <= listed(headers.get("access-control-allow-headers")),
+              "the preflight allows the Authorization and Content-Type headers: %s" % headers)
+        check("put" in listed(headers.get("access-control-allow-methods")), "the preflight allows PUT: %s" % headers)
+        _, refused = self.preflight(api_port, stranger.origin, "GET", "/v1/notifications")
+        check("access-control-allow-origin" not in refused, "no CORS headers for an origin not allowed: %s" % refused)
+
+        browser.send("Browser.grantPermissions", {"origin": app.origin, "permissions": ["notifications"]}, session=False)
+        registration = self.open_demo(app.origin, query)
+        pushes = FakeSubscription(push_service)
+        device = browser.evaluate(
+            "SecurePush.registerSubscription({apiBase: %s, userToken: %s, subscription: %s,"
+            " settings: {requestTimeoutMs: 2000, deadlineMs: 6000, maxAttempts: 2, requireInteraction: true}})"
+            % (json.dumps(api), json.dumps(user_token), json.dumps(pushes.json)))
+        device_id = device["deviceId"]
+        check(device["apiBase"] == api, "the device's API is the other origin: %s" % device)
+        stored = browser.evaluate("SecurePushStore.get('device')")
+        check(stored["endpoint"] == pushes.json["endpoint"], "the kit keeps the registered push address")
+
+        def deliver(message):
+            self.deliver(app.origin, registration, message)
+
+        first = self.enqueue({"title": "Balance: EUR 10.00", "body": "seen from the app's origin"}, category="balance")
+        _, message = pushes.next()
+        declared = json.loads(message)["notification"]
+        check(declared["tag"] == first and declared["data"].get("urgency") == "active" and "collapse" not in declared["data"],
+              "a push without a collapse key is tagged with its id and says its urgency: %s" % message)
+        check("balance" not in message, "the category does not travel in the push: %s" % message)
+        deliver(message)
+        notification = self.shown(first)
+        check(notification["title"] == "Balance: EUR 10.00" and notification["body"] == "seen from the app's origin",
+              "the worker fetched the payload across origins: %s" % notification)
+        check(notification["silent"] is False, "an active notification is not silent: %s" % notification)
+        check(notification["data"]["category"] == "balance", "the worker keeps the fetched category: %s" % notification)
+        fetched_by = self.psql(database_url, "SELECT device_id FROM securepush.fetches WHERE notification_id = '%s'" % first)
+        check(fetched_by == device_id, "fetched by the app origin's device (%s)" % fetched_by)
+        # Error answers reach the kit across origins too: a 404 is one request and the generic text, not
+        # a network error retried.
+        unknown = str(uuid.uuid4())
+        deliver(message.replace(first, unknown))
+        notification = self.shown(unknown)
+        check(notification["title"] == declared["title"], "generic text on 404 across origins: %s" % notification)
+        check(proxy.read_count(unknown) == 1, "a 404 across origins is not retried (%d requests)" % proxy.read_count(unknown))
+        missing = browser.evaluate("SecurePush.fetch(%s).then(() => null, e => ({status: e.status, code: e.code}))" % json.dumps(unknown))
+        check(missing == {"status": 404, "code": "not_found"}, "the page sees the API's 404 across origins: %s" % missing)
+        unread = self.enqueue({"title": "Caught up across origins"}, category="balance")
+        pushes.next()  # its push; the page catches up instead of showing it
+        caught_up = browser.evaluate("SecurePush.catchUp()")
+        item = next((n for n in caught_up if n["id"] == unread), None)
+        check(item is not None and item["category"] == "balance" and item["payload"]["title"] == "Caught up across origins",
+              "catchUp from the app origin lists the notification with its category: %s" % item)
+        results.append(("other origin", "CORS preflight; registered, pushed, fetched and caught up from another origin"))
+
+        # 10. Categories: listed, muted (a muted category's notification gets no push), unmuted.
+        categories = browser.evaluate("SecurePush.categories()")
+        check(any(c["name"] == "balance" and c["muted"] is False for c in categories), "the user's categories: %s" % categories)
+        muted = browser.evaluate("SecurePush.setCategoryMuted('balance', true)")
+        check(muted["name"] == "balance" and muted["muted"] is True, "muting answers the category: %s" % muted)
+        check(any(c["name"] == "balance" and c["muted"] is True for c in browser.evaluate("SecurePush.categories()")),
+              "the category is listed as muted")
+        silenced = self.enqueue({"title": "Muted, never pushed"}, category="balance")
+        check(self.psql(database_url, "SELECT count(*) FROM securepush.deliveries WHERE notification_id = '%s'" % silenced) == "0",
+              "a muted category's notification gets no delivery")
+        after = self.enqueue({"title": "Another category"}, category="news")
+        _, message = pushes.next()
+        check(after in message and silenced not in message, "the next push is the unmuted category's: %s" % message)
+        unmuted = browser.evaluate("SecurePush.setCategoryMuted('balance', false)")
+        check(unmuted["name"] == "balance" and unmuted["muted"] is False, "unmuting answers the category: %s" % unmuted)
+        check(self.psql(database_url, "SELECT count(*) FROM securepush.category_mutes WHERE user_id = '%s'" % self.user) == "0",
+              "no mute left after unmuting")
+        results.append(("categories", "listed, muted (no push), unmuted from the page"))
+
+        # 11. Quiet hours around the present moment hold an active notification back; clearing them
+        # from the page releases it.
+        start, end = self.psql(database_url, "SELECT to_char(now() AT TIME ZONE 'Europe/Berlin' - interval '1 hour', 'HH24:MI')"
+                               " || ' ' || to_char(now() AT TIME ZONE 'Europe/Berlin' + interval '1 hour', 'HH24:MI')").split()
+        quiet = browser.evaluate("SecurePush.setQuietHours({timeZone: 'Europe/Berlin', start: %s, end: %s})"
+                                 % (json.dumps(start), json.dumps(end)))
+        check(quiet == {"time_zone": "Europe/Berlin", "start": start, "end": end}, "setQuietHours answers the window: %s" % quiet)
+        check(browser.evaluate("SecurePush.quietHours()") == quiet, "quietHours() reads the window back")
+        held = self.enqueue({"title": "Held until the quiet hours end"})
+        state = self.psql(database_url, "SELECT state FROM securepush.deliveries WHERE notification_id = '%s' AND device_id = '%s'"
+                          % (held, device_id))
+        check(state == "scheduled", "during quiet hours an active notification waits (%s)" % state)
+        check(browser.evaluate("SecurePush.clearQuietHours()") is None, "clearQuietHours() resolves to null")
+        check(browser.evaluate("SecurePush.quietHours()") is None, "no quiet hours after clearing them")
+        _, message = pushes.next()
+        check(held in message, "clearing quiet hours releases the held notification: %s" % message)
+        deliver(message)
+        check(self.shown(held)["title"] == "Held until the quiet hours end", "the released notification is shown")
+        results.append(("quiet hours", "set (a push waits), read back, cleared (it is pushed)"))
+
+        # 12. Three notifications with one collapse key leave one shown notification, tagged with the
+        # opaque digest (the Topic too), showing the newest.
+        collapsed = []
+        digest = None
+        for number in (1, 2, 3):
+            title = "Balance summary %d" % number
+            collapsed.append(self.enqueue({"title": title, "body": "the newest replaces the others"}, collapse_key="balance-summary"))
+            headers, message = pushes.next()
+            declared = json.loads(message)["notification"]
+            check(collapsed[-1] in message and "balance-summary" not in message, "the push names the id, not the key: %s" % message)
+            check(re.fullmatch(r"[0-9a-f]{32}", declared["data"].get("collapse") or "") is not None, "a collapse digest: %s" % message)
+            check(digest in (None, declared["data"]["collapse"]), "one collapse key, one digest")
+            digest = declared["data"]["collapse"]
+            check(declared["tag"] == digest and headers.get("topic") == digest,
+                  "the declared tag and the Topic are the digest (tag %s, Topic %s)" % (declared["tag"], headers.get("topic")))
+            deliver(message)
+            self.shown(digest, title)
+        tagged = [n for n in self.notifications() if n["tag"] == digest]
+        check(len(tagged) == 1, "one shown notification for the collapse key: %s" % tagged)
+        check(tagged[0]["title"] == "Balance summary 3" and tagged[0]["data"]["secureId"] == collapsed[2],
+              "the newest is shown: %s" % tagged[0])
+        check(tagged[0]["renotify"] is True, "a newer notification replacing an older one alerts again: %s" % tagged[0])
+        check(not any(n["tag"] in collapsed for n in self.notifications()), "no notification tagged with a collapsed id")
+        results.append(("collapse", "three pushes, one notification (tag = digest), the newest"))
+
+        # 13. A passive notification is shown silently.
+        passive = self.enqueue({"title": "Passive news"}, urgency="passive")
+        _, message = pushes.next()
+        check(json.loads(message)["notification"]["data"].get("urgency") == "passive", "the push says passive: %s" % message)
+        deliver(message)
+        notification = self.shown(passive)
+        check(notification["silent"] is True and notification["title"] == "Passive news", "passive is silent: %s" % notification)
+        results.append(("passive", "shown with silent: true"))
+
+        # 14. A new push address (pushsubscriptionchange): the page asks the worker, which runs the code of
+        # its pushsubscriptionchange handler (renewSubscription) with the new subscription and PUTs it with
+        # the device credential. Headless Chromium has no push service, so the browser itself cannot change
+        # a subscription and fire the event.
+        renewed = FakeSubscription(push_service)
+        old_token = self.psql(database_url, "SELECT token FROM securepush.devices WHERE id = '%s'" % device_id)
+        bad = dict(renewed.json, endpoint="http://127.0.0.1:%d/push/not-https" % push_service.port)
+        refused = browser.evaluate("SecurePush.updateSubscription({subscription: %s}).then(() => null, e => ({status: e.status, code: e.code}))"
+                                   % json.dumps(bad))
+        check(refused == {"status": 400, "code": "invalid_device"}, "a bad endpoint is refused: %s" % refused)
+        check(self.psql(database_url, "SELECT token FROM securepush.devices WHERE id = '%s'" % device_id) == old_token,
+              "a refused endpoint leaves the device's address")
+        secret = browser.evaluate("SecurePushStore.get('device')")["secret"]
+        answer = browser.evaluate("SecurePush.updateSubscription({subscription: %s})" % json.dumps(renewed.json))
+        check(answer == {"endpoint": renewed.json["endpoint"]}, "updateSubscription answers the new endpoint: %s" % answer)
+        row = self.psql(database_url, "SELECT token, options ->> 'p256dh', active FROM securepush.devices WHERE id = '%s'" % device_id)
+        check(row == "%s|%s|t" % (renewed.json["endpoint"], renewed.json["keys"]["p256dh"]),
+              "the device row has the new endpoint and key: %s" % row)
+        stored = browser.evaluate("SecurePushStore.get('device')")
+        check(stored["deviceId"] == device_id and stored["secret"] == secret and stored["endpoint"] == renewed.json["endpoint"],
+              "the same credential, the new address in IndexedDB")
+        old_address_pushes = pushes.received()
+        moved = self.enqueue({"title": "At the new address", "body": "same credential"})
+        _, message = renewed.next()
+        check(moved in message, "the next push goes to the new endpoint (decrypted with the new keys): %s" % message)
+        deliver(message)
+        notification = self.shown(moved)
+        check(notification["title"] == "At the new address", "the credential still fetches: %s" % notification)
+        check(pushes.received() == old_address_pushes, "nothing more went to the old endpoint")
+        results.append(("new address", "worker's subscription-change path (via message): token PUT, next push at the new endpoint"))
+
+        # 15. An origin the API does not allow: the browser refuses the answers, and a registration's
+        # preflight fails, so nothing is registered.
+        self.open_demo(stranger.origin, query)
+        answer = browser.evaluate("fetch(%s + 'v1/webpush/key', {mode: 'cors', credentials: 'omit'}).then(r => 'answered ' + r.status, e => e.name)"
+                                  % json.dumps(api))
+        check(answer == "TypeError", "a fetch from an origin not allowed rejects: %s" % answer)
+        intruder = FakeSubscription(push_service)
+        refused = browser.evaluate(
+            "SecurePush.registerSubscription({apiBase: %s, userToken: %s, subscription: %s}).then(() => null, e => ({status: e.status, code: e.code}))"
+            % (json.dumps(api), json.dumps(user_token), json.dumps(intruder.json)))
+        check(refused == {"status": 0, "code": "network_error"}, "registering from an origin not allowed fails: %s" % refused)
+        check(self.psql(database_url, "SELECT count(*) FROM securepush.devices WHERE token = '%s'" % intruder.json["endpoint"]) == "0",
+              "no device registered from the origin not allowed")
+        results.append(("CORS refusal", "an origin not allowed: fetch rejects, nothing registered"))
 
     def cleanup(self):
         for process in self.processes:

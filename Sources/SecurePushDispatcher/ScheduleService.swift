@@ -1,0 +1,49 @@
+import Logging
+import SecurePushCore
+import ServiceLifecycle
+
+/// Makes scheduled deliveries claimable when their time comes (`deliver_at`, the end of a user's quiet
+/// hours): every `scheduleInterval`, promotes due rows in batches until none is left, and wakes this
+/// process's lanes (the database wakes the others). Every process runs it; concurrent promoters skip each
+/// other's rows.
+public struct ScheduleService: Service {
+    /// Deliveries one statement promotes.
+    public static let batchSize = 10_000
+
+    let maintenance: any QueueMaintenance
+    let interval: Duration
+    let timeout: Duration
+    let signal: WakeSignal
+    let logger: Logger
+
+    /// Creates the service.
+    public init(maintenance: any QueueMaintenance, configuration: DispatcherConfiguration, signal: WakeSignal, logger: Logger) {
+        self.maintenance = maintenance
+        self.interval = configuration.scheduleInterval
+        self.timeout = configuration.databaseTimeout
+        self.signal = signal
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await runPeriodically(every: interval, logger: logger, failure: "promoting scheduled deliveries failed") { _ in
+            _ = try await self.promoteDue()
+        }
+    }
+
+    /// Promotes every due delivery; returns how many.
+    public func promoteDue() async throws -> Int {
+        var total = 0
+        while !Task.isCancelled {
+            let maintenance = self.maintenance
+            let promoted = try await withDeadline(timeout) { try await maintenance.promoteDueDeliveries(batchSize: Self.batchSize) }
+            total += promoted
+            if promoted > 0 { signal.signal() }
+            if promoted < Self.batchSize { break }
+        }
+        if total > 0 {
+            logger.debug("scheduled deliveries became due", metadata: ["queue.promoted": "\(total)"])
+        }
+        return total
+    }
+}
