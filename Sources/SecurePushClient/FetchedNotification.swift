@@ -10,9 +10,11 @@ public struct FetchedNotification: Sendable, Hashable, Decodable {
     public var createdAt: Date
     /// When any of the user's devices first read it (now, if this fetch was the first).
     public var readAt: Date?
+    /// The producer's category, for grouping (`nil` when none).
+    public var category: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, payload
+        case id, payload, category
         case createdAt = "created_at"
         case readAt = "read_at"
     }

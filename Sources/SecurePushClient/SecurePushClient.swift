@@ -115,6 +115,49 @@ public struct SecurePushClient: Sendable {
         return try store(created)
     }
 
+    /// Replaces this device's push address with the credential alone, no user token: call it wherever the
+    /// platform hands the app a new token (APNs `didRegisterForRemoteNotificationsWithDeviceToken` after a
+    /// restore, FCM `onNewToken`, a new Web Push subscription). Build `address` as for `register`; its
+    /// platform must be the device's. The device keeps its id and secret; pushes still waiting go to the
+    /// new address.
+    public func updatePushToken(_ address: DeviceRegistration) async throws(SecurePushClientError) {
+        let _: Empty = try await call("v1/devices/current/token", method: "PUT", body: try encode(address), bearer: try credential().bearer)
+    }
+
+    // MARK: What the user chooses (shared by all their devices)
+
+    /// The user's quiet hours, if set.
+    public func quietHours() async throws(SecurePushClientError) -> QuietHours? {
+        let body: QuietHours.Body = try await call("v1/quiet-hours", bearer: try credential().bearer)
+        return body.quietHours
+    }
+
+    /// Sets the user's quiet hours: pushes that would arrive inside the window wait for its end (time-sensitive
+    /// ones do not).
+    public func setQuietHours(_ hours: QuietHours) async throws(SecurePushClientError) {
+        let _: QuietHours.Body = try await call("v1/quiet-hours", method: "PUT", body: try encode(hours), bearer: try credential().bearer)
+    }
+
+    /// Removes the user's quiet hours.
+    public func clearQuietHours() async throws(SecurePushClientError) {
+        let _: Empty = try await call("v1/quiet-hours", method: "DELETE", bearer: try credential().bearer)
+    }
+
+    /// The user's categories (of their notifications, and muted ones) and whether each is muted.
+    public func categories() async throws(SecurePushClientError) -> [NotificationCategory] {
+        let body: NotificationCategory.List = try await call("v1/categories", bearer: try credential().bearer)
+        return body.categories
+    }
+
+    /// Mutes or unmutes a category for the user: a muted one is stored and listed, never pushed.
+    public func setCategory(_ name: String, muted: Bool) async throws(SecurePushClientError) {
+        guard let escaped = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
+            throw .rejected(status: 0, code: "invalid_parameter", message: "the category name cannot be put in a URL")
+        }
+        let _: NotificationCategory = try await call(
+            "v1/categories/\(escaped)", method: "PUT", body: try encode(["muted": muted]), bearer: try credential().bearer)
+    }
+
     /// Unregisters the device (the server stops pushing to it) and deletes the stored credential.
     public func unregister() async throws(SecurePushClientError) {
         let _: Empty = try await call("v1/devices/current", method: "DELETE", bearer: try credential().bearer)

@@ -61,4 +61,16 @@ struct PushMessageTests {
         try store.delete()
         #expect(try store.load() == nil)
     }
+
+    @Test("presentation: the collapse digest and urgency from each platform's push; the id when there is no digest")
+    func presentation() throws {
+        let digest = "0123456789abcdef0123456789abcdef"
+        #expect(PushPresentation(apnsUserInfo: ["secureId": id.uuidString, "secureCollapse": digest]).collapseID == digest)
+        #expect(PushPresentation(apnsUserInfo: ["secureId": id.uuidString]).identifier(for: id) == id.uuidString.lowercased())
+        let fcm = PushPresentation(fcmData: ["secureId": id.uuidString, "secureCollapse": digest, "urgency": "passive"])
+        #expect(fcm.collapseID == digest && fcm.urgency == "passive" && fcm.identifier(for: id) == digest)
+        let web = Data(#"{"notification":{"data":{"secureId":"x","collapse":"\#(digest)","urgency":"time_sensitive"}},"web_push":8030}"#.utf8)
+        #expect(PushPresentation(webPushData: web) == PushPresentation(fcmData: ["secureCollapse": digest, "urgency": "time_sensitive"]))
+        #expect(PushPresentation(fcmData: ["secureCollapse": "not-a-digest"]).collapseID == nil, "only a digest's shape is taken")
+    }
 }

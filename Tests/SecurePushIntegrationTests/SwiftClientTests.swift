@@ -66,6 +66,53 @@ struct SwiftClientTests {
         }
     }
 
+    @Test("delivery controls: a new push token with the credential alone, quiet hours, categories; the collapse digest read from the push")
+    func deliveryControls() async throws {
+        try await APIHarness.withDatabase { db, api, client in
+            let app = try Self.client(port: client.port, credentials: InMemoryCredentialStore())
+            let registration = DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-old-token")])
+            let credential = try await app.register(registration, userToken: try await api.userToken("carla"))
+            try await app.updatePushToken(DeviceRegistration(fields: ["platform": .string("simulated"), "token": .string("swift-new-token")]))
+            let token: String = try await db.scalar("SELECT token FROM securepush.devices WHERE id = \(credential.deviceID)")
+            #expect(token == "swift-new-token")
+            await #expect(throws: SecurePushClientError.self) {
+                try await app.updatePushToken(DeviceRegistration.fcm(token: "another-platform-token-0123456789"))
+            }
+
+            #expect(try await app.quietHours() == nil)
+            try await app.setQuietHours(QuietHours(timeZone: "Europe/Berlin", start: "22:00", end: "07:00"))
+            #expect(try await app.quietHours() == QuietHours(timeZone: "Europe/Berlin", start: "22:00", end: "07:00"))
+            await #expect(throws: SecurePushClientError.self) {
+                try await app.setQuietHours(QuietHours(timeZone: "Nowhere/City", start: "22:00", end: "07:00"))
+            }
+            try await app.clearQuietHours()
+            #expect(try await app.quietHours() == nil)
+
+            try await app.setCategory("news", muted: true)
+            let id: UUID = try await db.scalar(
+                "SELECT securepush.enqueue(user_id => 'carla', payload => '{}'::jsonb, category => 'offers', collapse_key => 'offer-of-the-day')")
+            #expect(try await app.categories().map { "\($0.name):\($0.muted)" } == ["news:true", "offers:false"])
+            guard case .found(let fetched) = await app.fetch(id) else {
+                Issue.record("the notification was not fetched")
+                return
+            }
+            #expect(fetched.category == "offers")
+
+            let dispatcher = try DispatcherHarness(database: db)
+            let again: UUID = try await db.scalar(
+                "SELECT securepush.enqueue(user_id => 'carla', payload => '{}'::jsonb, collapse_key => 'offer-of-the-day')")
+            try await eventually("the push") { dispatcher.pushes.contains { $0.notificationID == again.uuidString.lowercased() } }
+            await dispatcher.stop()
+            let push = try #require(dispatcher.pushes.first { $0.notificationID == again.uuidString.lowercased() })
+            #expect(push.token == "swift-new-token")
+            let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(push.body.utf8)) as? [String: Any])
+            let presentation = PushPresentation(apnsUserInfo: Dictionary(uniqueKeysWithValues: userInfo.map { (AnyHashable($0.key), $0.value) }))
+            let digest: String = try await db.scalar("SELECT securepush.collapse_digest('carla', 'offer-of-the-day')")
+            #expect(presentation.collapseID == digest)
+            #expect(presentation.identifier(for: again) == digest, "shown under the digest, so it replaces the earlier one")
+        }
+    }
+
     @Test("catch-up with payloads and the batch fetch: found, not found (unknown and foreign alike), gone")
     func catchUpAndBatch() async throws {
         try await APIHarness.withDatabase { db, api, client in
