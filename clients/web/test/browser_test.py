@@ -356,6 +356,25 @@ class DevTools:
             raise CheckFailed("page script failed: %s" % (details.get("exception", {}).get("description") or details.get("text")))
         return result["result"].get("value")
 
+    def evaluate_in_worker(self, origin, script_suffix, expression, timeout=60):
+        """Evaluates `expression` (awaiting its promise) in the running service worker of `origin` whose script URL
+        ends with `script_suffix`, in a session of its own."""
+        def find():
+            for info in self.send("Target.getTargets", session=False).get("targetInfos", []):
+                url = info.get("url", "")
+                if info.get("type") == "service_worker" and url.startswith(origin + "/") and url.endswith(script_suffix):
+                    return info["targetId"]
+            return None
+
+        target = wait_for("the service worker target " + script_suffix, find)
+        page_session = self.session
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        try:
+            return self.evaluate(expression, timeout=timeout)
+        finally:
+            self.send("Target.detachFromTarget", {"sessionId": self.session}, session=False)
+            self.session = page_session
+
     def registration_id(self, scope):
         def find():
             self.send("Runtime.evaluate", {"expression": "1"})  # drains pending events
@@ -830,7 +849,32 @@ class BrowserTest:
         notification = self.shown(moved)
         check(notification["title"] == "At the new address", "the credential still fetches: %s" % notification)
         check(pushes.received() == old_address_pushes, "nothing more went to the old endpoint")
-        results.append(("new address", "worker's subscription-change path (via message): token PUT, next push at the new endpoint"))
+        # 14b. The worker's own pushsubscriptionchange listener: an event dispatched inside the worker (Chromium's
+        # push service would fire it; a script-made event cannot use the real waitUntil, so its promises are
+        # collected and awaited here) carrying a new subscription.
+        again = FakeSubscription(push_service)
+        fired = browser.evaluate_in_worker(app.origin, "securepush-sw.js", """
+            (async () => {
+              const event = new ExtendableEvent('pushsubscriptionchange');
+              const pending = [];
+              Object.defineProperty(event, 'waitUntil', {value: (promise) => pending.push(promise)});
+              Object.defineProperty(event, 'newSubscription', {value: %s});
+              Object.defineProperty(event, 'oldSubscription', {value: null});
+              self.dispatchEvent(event);
+              const results = await Promise.all(pending);
+              return {listeners: pending.length, results};
+            })()""" % json.dumps(again.json))
+        check(fired["listeners"] == 1 and fired["results"][0]["status"] == "updated",
+              "the pushsubscriptionchange listener renewed the address: %s" % fired)
+        check(self.psql(database_url, "SELECT token FROM securepush.devices WHERE id = '%s'" % device_id) == again.json["endpoint"],
+              "the listener PUT the new endpoint with the device credential")
+        moved_again = self.enqueue({"title": "After the event", "body": "same credential"})
+        _, message = again.next()
+        check(moved_again in message, "the next push goes to the address the event carried: %s" % message)
+        deliver(message)
+        wait_for("the worker's report that it fetched and showed the notification after the event",
+                 lambda: ("push %s: shown (found)" % moved_again) in browser.evaluate("document.getElementById('log').textContent"))
+        results.append(("new address", "worker's subscription-change path (via message and via the event): token PUT, next push at the new endpoint"))
 
         # 15. An origin the API does not allow: the browser refuses the answers, and a registration's
         # preflight fails, so nothing is registered.
