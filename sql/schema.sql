@@ -358,8 +358,9 @@ $$;
 
 CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
     LANGUAGE sql STABLE
+    SET search_path TO '$user', 'public'
     AS $$
-    SELECT left(encode(securepush.hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
+    SELECT left(encode(hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
     FROM securepush.collapse_salt s
 $$;
 
@@ -752,9 +753,8 @@ $$;
 
 CREATE FUNCTION securepush.fan_out() RETURNS trigger
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
-DECLARE
-    due boolean;
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
        AND coalesce((SELECT value FROM securepush.settings WHERE key = 'critical_urgency'), 'off') <> 'on' THEN
@@ -773,9 +773,13 @@ BEGIN
     GROUP BY user_id, effective_at
     HAVING sum(change) <> 0;
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.collapse_key IS NOT NULL) THEN
+        -- Only a notification that will be pushed supersedes (not an expired, purged or muted one).
         WITH newest AS (
             SELECT DISTINCT ON (n.user_id, n.collapse_key) n.id, n.user_id, n.collapse_key
-            FROM new_notifications n WHERE n.collapse_key IS NOT NULL
+            FROM new_notifications n
+            WHERE n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+              AND (n.category IS NULL OR NOT EXISTS (
+                      SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
             ORDER BY n.user_id, n.collapse_key, coalesce(n.deliver_at, n.created_at) DESC, n.id DESC
         ),
         gone AS (
@@ -816,17 +820,22 @@ BEGIN
                   WHERE x.user_id = n.user_id AND x.collapse_key = n.collapse_key AND x.id <> n.id
                     AND (coalesce(x.deliver_at, x.created_at), x.id) > (coalesce(n.deliver_at, n.created_at), n.id)))
     ),
-    inserted AS (
-        INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state)
-        SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-               CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END
+    -- Quiet hours that end after the notification expires: never pushed, and the history says why.
+    held_past_expiry AS (
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        SELECT gen_random_uuid(), w.id, d.id, d.platform, 'expired', 0, 'quiet hours end after the notification expires', now(), 'notify'
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
-        WHERE w.run_at < w.expires_at
-        RETURNING state
+        WHERE w.run_at >= w.expires_at
     )
-    SELECT bool_or(state = 'pending') INTO due FROM inserted;
-    IF due THEN
+    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state)
+    SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
+           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END
+    FROM wanted w
+    JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
+    WHERE w.run_at < w.expires_at;
+    -- Woken also when all of them were scheduled: a claim that finds nothing is cheaper than telling them apart.
+    IF FOUND THEN
         PERFORM securepush.wake_dispatchers();
     END IF;
     RETURN NULL;
@@ -1350,11 +1359,23 @@ CREATE FUNCTION securepush.update_device_token(target_device uuid, token text, o
 DECLARE
     me record;
     holder record;
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
+    recent integer;
+    oldest timestamptz;
 BEGIN
     SELECT d.id, d.user_id, d.platform, d.options INTO me FROM securepush.devices d
     WHERE d.id = target_device AND d.active FOR UPDATE;
     IF NOT FOUND THEN
         RETURN;
+    END IF;
+    -- Registration's hourly rate bounds address changes too: a leaked credential cannot cycle through tokens
+    -- retiring other devices.
+    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || me.user_id, 0));
+    SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
+    WHERE a.event = 'device_token_updated' AND a.user_id = me.user_id AND a.at > now() - interval '1 hour';
+    IF rate > 0 AND recent >= rate THEN
+        RAISE EXCEPTION 'too many push address changes for this user'
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
     SELECT d.id, d.user_id, d.active INTO holder FROM securepush.devices d
@@ -1988,6 +2009,13 @@ CREATE INDEX audit_log_at_idx ON securepush.audit_log USING btree (at);
 --
 
 CREATE INDEX audit_log_registrations_idx ON securepush.audit_log USING btree (user_id, at) WHERE (event = 'device_registered'::text);
+
+
+--
+-- Name: audit_log_token_updates_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX audit_log_token_updates_idx ON securepush.audit_log USING btree (user_id, at) WHERE (event = 'device_token_updated'::text);
 
 
 --

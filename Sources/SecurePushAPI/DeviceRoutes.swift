@@ -63,6 +63,8 @@ struct DeviceRoutes: Sendable {
             }
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: .invalidDevice, message: error.message)
+        } catch let error as RegistrationRateLimited {
+            throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many push address changes for this user; retry later.")
         }
         return Response(status: .noContent)
     }

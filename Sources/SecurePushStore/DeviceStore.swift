@@ -20,11 +20,17 @@ public struct DeviceRegistration: Sendable, Hashable {
     }
 }
 
-/// A user registered more devices within the last hour than `SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`
-/// allows (SQLSTATE `SPR01` from `register_device_checked`).
+/// A user registered more devices, or changed push addresses more often, within the last hour than
+/// `SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR` allows (SQLSTATE `SPR01` from `register_device_checked` and
+/// `update_device_token`).
 public struct RegistrationRateLimited: Error, Sendable {
     /// Seconds until the oldest registration of the hour leaves the window.
     public var retryAfter: Double
+
+    /// The limit the database raised: the seconds are its `DETAIL`.
+    init(_ error: PSQLError) {
+        self.retryAfter = Double(error.serverInfo?[.detail] ?? "").flatMap { $0.isFinite ? $0 : nil } ?? 60
+    }
 }
 
 /// The device a valid credential belongs to.
@@ -73,7 +79,7 @@ public struct DeviceStore: Sendable {
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22023" {
             throw InvalidInput(message: error.serverInfo?[.message] ?? "invalid device")
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
-            throw RegistrationRateLimited(retryAfter: Double(error.serverInfo?[.detail] ?? "").flatMap { $0.isFinite ? $0 : nil } ?? 60)
+            throw RegistrationRateLimited(error)
         }
     }
 
@@ -109,13 +115,18 @@ public struct DeviceStore: Sendable {
     }
 
     /// Replaces an active device's push token (and, when given, its platform options), with registration's
-    /// validation; another device holding the token is retired. Returns `nil` when the device is not active,
+    /// validation; another device holding the token is retired. More changes per user and hour than
+    /// registrations allow throw `RegistrationRateLimited`. Returns `nil` when the device is not active,
     /// else the user the token was taken from when that was another user (for the audit count only).
     public func updateToken(deviceID: UUID, token: String, optionsJSON: String?) async throws -> TokenUpdate? {
         let rows = try await invalidInputAsError {
-            try await database.query(
-                "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
-            ).collect()
+            do {
+                return try await database.query(
+                    "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
+                ).collect()
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
+                throw RegistrationRateLimited(error)
+            }
         }
         guard let row = rows.first else { return nil }
         let (_, reboundFrom) = try row.decode((UUID, String?).self)

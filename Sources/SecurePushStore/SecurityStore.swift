@@ -14,6 +14,8 @@ public enum AuditEvent: String, Sendable, CaseIterable {
     case deviceRebound = "device_rebound"
     case registrationLimited = "registration_limited"
     case deviceDeleted = "device_deleted"
+    /// A device replaced its push address with its credential (`PUT /v1/devices/current/token`).
+    case deviceTokenUpdated = "device_token_updated"
 }
 
 /// How failed authentication is throttled: `freeFailures` within `window` cost nothing; each further

@@ -11,7 +11,7 @@ import Testing
 /// Delivery controls against the real binary (`serve --role all`, the simulated platform writing every push
 /// to an outbox file): scheduled and cancelled sends, quiet hours, collapse, muted categories, a token
 /// replaced with the device credential alone, and CORS for the device routes.
-@Suite("Delivery controls, end to end")
+@Suite("Delivery controls, end to end", .serialized)
 struct DeliveryControlsTests {
     /// A running server, its outbox, and HTTP helpers.
     struct Served {
@@ -127,10 +127,10 @@ struct DeliveryControlsTests {
                 served.db.scalar(
                     """
                     SELECT securepush.enqueue(user_id => 'cancel', payload => '{"secret":"CANCELLED-PAYLOAD"}'::jsonb,
-                                              deliver_at => now() + interval '2 seconds', idempotency_key => 'order-7')
+                                              deliver_at => now() + interval '6 seconds', idempotency_key => 'order-7')
                     """),
                 served.db.scalar(
-                    "SELECT securepush.enqueue(user_id => 'cancel', payload => '{}'::jsonb, deliver_at => now() + interval '2 seconds')")
+                    "SELECT securepush.enqueue(user_id => 'cancel', payload => '{}'::jsonb, deliver_at => now() + interval '6 seconds')")
             )
             let rows = try await served.db.client.query(
                 "SELECT id, cancelled_deliveries, in_flight, already_pushed, payload_purged FROM securepush.cancel('cancel', 'order-7')",
@@ -171,6 +171,11 @@ struct DeliveryControlsTests {
                 .PUT, "/v1/quiet-hours", credential: device, body: #"{"time_zone":"UTC","start":"\#(start)","end":"\#(end)"}"#)
             #expect(set.status == 200, "\(set.body)")
             let held = try await served.db.enqueue(user: "quiet", payload: #"{"n":"held"}"#)
+            // One that expires before the window ends is never pushed, and the history says so.
+            let lapsed = try await served.db.enqueue(user: "quiet", payload: "{}", ttl: "2 seconds")
+            let lapsedLog: String = try await served.db.scalar(
+                "SELECT outcome || ': ' || last_error FROM securepush.delivery_log WHERE notification_id = \(lapsed)")
+            #expect(lapsedLog == "expired: quiet hours end after the notification expires")
             let urgent: UUID = try await served.db.scalar(
                 "SELECT securepush.enqueue(user_id => 'quiet', payload => '{}'::jsonb, urgency => 'time_sensitive')")
             try await served.waitForPush(of: urgent)
@@ -262,6 +267,8 @@ struct DeliveryControlsTests {
     @Test("a token replaced with the device credential alone: the next push goes to the new token")
     func tokenReplaced() async throws {
         try await Self.withServed { served in
+            // Address changes share registration's hourly limit: two here.
+            try await served.db.execute("UPDATE securepush.settings SET value = '2' WHERE key = 'max_registrations_per_hour'")
             let device = try await served.register(user: "tok", token: "tok-old")
             let other = try await served.register(user: "tok-2", token: "tok-taken")
             let first = try await served.db.enqueue(user: "tok", payload: "{}")
@@ -282,6 +289,11 @@ struct DeliveryControlsTests {
                 .PUT, "/v1/devices/current/token", credential: device, body: #"{"platform":"apns","token":"abcd"}"#)
             #expect(wrongPlatform.status == 400 && wrongPlatform.body.contains("invalid_device"), "\(wrongPlatform.body)")
             #expect(try await served.request(.PUT, "/v1/devices/current/token", body: #"{"token":"x"}"#).status == 401)
+            let third = try await served.request(.PUT, "/v1/devices/current/token", credential: device, body: #"{"token":"tok-third"}"#)
+            #expect(third.status == 429 && !third.headers["retry-after"].isEmpty, "a third change within the hour: \(third.body)")
+            let audited: Int64 = try await served.db.scalar(
+                "SELECT count(*)::bigint FROM securepush.audit_log WHERE event = 'device_token_updated' AND user_id = 'tok'")
+            #expect(audited == 2)
         }
     }
 

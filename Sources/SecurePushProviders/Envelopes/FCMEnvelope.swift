@@ -11,7 +11,8 @@ import SecurePushCore
 /// first configured service account's.
 ///
 /// The data carries `urgency` (the app picks its channel and `NotificationCompat` priority from it) and, with a
-/// collapse key, `secureCollapse`, the digest that is also `android.collapse_key` (else the id is). A device
+/// collapse key, `secureCollapse`, the digest that is also `android.collapse_key` (without one, no collapse key:
+/// FCM keeps only four collapse keys per offline device but up to 100 messages without one). A device
 /// registered with a Firebase Installation ID is addressed by `message.fid`, one with a registration token by
 /// `message.token` (`FCMRecipient`).
 ///
@@ -58,7 +59,9 @@ public struct FCMEnvelope: EnvelopeProfile {
             if let collapse = push.collapseID { data["secureCollapse"] = .string(collapse) }
             // A passive notification need not wake a dozing phone; the rest must.
             android["priority"] = .string(push.urgency == .passive ? "normal" : "high")
-            android["collapse_key"] = .string(push.collapseID ?? id)
+            // Only with the producer's key: FCM keeps at most four collapse keys per offline device, while it
+            // keeps up to 100 messages that have none.
+            if let collapse = push.collapseID { android["collapse_key"] = .string(collapse) }
         case .clear(let ids):
             data = ["secureClear": .string(ids.map(\.description).joined(separator: ","))]
             android["priority"] = .string("normal")

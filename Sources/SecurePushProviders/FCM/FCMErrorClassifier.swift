@@ -45,14 +45,16 @@ enum FCMErrorClassifier {
         return message.contains("device message rate") || message.contains("topic message rate")
     }
 
-    /// INVALID_ARGUMENT drops the token only when the error is about the registration token.
+    /// INVALID_ARGUMENT drops the token only when the error is about the device's address: the registration
+    /// token (`message.token`) or the Firebase Installation ID (`message.fid`).
     static func mentionsInvalidToken(error: [String: Any]?, details: [[String: Any]]) -> Bool {
         for detail in details {
-            for violation in detail["fieldViolations"] as? [[String: Any]] ?? [] where (violation["field"] as? String) == "message.token" {
+            for violation in detail["fieldViolations"] as? [[String: Any]] ?? []
+            where ["message.token", "message.fid"].contains(violation["field"] as? String ?? "") {
                 return true
             }
         }
         let message = (error?["message"] as? String ?? "").lowercased()
-        return message.contains("registration token")
+        return message.contains("registration token") || message.contains("message.fid") || message.contains("installation id")
     }
 }
