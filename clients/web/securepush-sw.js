@@ -190,7 +190,10 @@ async function showNotification(push) {
       url: sameOriginURL(push.fallback.navigate || options.openURL),
     },
   });
-  await tell({ event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title, tag, urgency: push.urgency });
+  await tell({
+    event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title, body, tag, silent, renotify, urgency: push.urgency,
+    category: typeof notification.category === 'string' ? notification.category : null,
+  });
 }
 
 async function clearNotifications(ids) {

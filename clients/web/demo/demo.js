@@ -111,6 +111,7 @@
       await showDevice();
     }));
 
+  window.securePushShown = [];
   navigator.serviceWorker.addEventListener('message', (event) => {
     const message = event.data || {};
     if (message.source !== 'securepush') return;
@@ -124,6 +125,8 @@
       return;
     }
     log('push ' + message.id + ': ' + message.event + ' (' + message.status + ')');
+    // What the worker asked the browser to show, in order (the browser test reads it).
+    window.securePushShown.push(message);
     addNotification(message.title + ' (' + message.id.slice(0, 8) + (message.event === 'shown' ? ')' : ', generic text: ' + message.status + ')'));
   });
 
