@@ -43,7 +43,10 @@ enum BearerToken {
     }
 }
 
-/// base64url without padding: only its alphabet is accepted here (no padding, no whitespace).
+/// base64url without padding: only its alphabet is accepted here (no padding, no whitespace), and only the
+/// canonical spelling: the unused low bits of the last character must be zero, so one secret has one text
+/// (a 43-character secret's last character carries two such bits: `Q`, `R`, `S` and `T` would otherwise
+/// all decode alike).
 enum Base64URL {
     static func decode(_ text: String) -> [UInt8]? {
         decode(Array(text.utf8)[...])
@@ -64,6 +67,7 @@ enum Base64URL {
                 output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
+        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return output
     }
 

@@ -22,6 +22,23 @@ struct DeviceCredentialTests {
         }
     }
 
+    @Test("only the canonical spelling: a secret whose last character differs in its unused bits is refused")
+    func canonicalOnly() {
+        let secret = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
+        let canonical = Self.base64URL(secret)
+        #expect(Base64URL.decode(canonical) == secret)
+        // 32 bytes are 43 characters, the last one carrying 4 bits of the secret and 2 unused ones: the three
+        // other characters with the same 4 bits decode to the same bytes unless the unused bits are checked.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = alphabet.firstIndex(of: canonical.last!)!
+        #expect(last % 4 == 0, "the encoder leaves the unused bits zero")
+        for sibling in 1...3 {
+            let spelled = String(canonical.dropLast()) + String(alphabet[last + sibling])
+            #expect(Base64URL.decode(spelled) == nil, "\(spelled)")
+            #expect(DeviceCredential(authorization: "Bearer \(UUID().uuidString.lowercased()).\(spelled)") == nil)
+        }
+    }
+
     @Test("a well-formed credential parses; every malformed one is refused")
     func credentials() {
         let id = UUID()
