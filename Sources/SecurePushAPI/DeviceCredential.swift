@@ -14,9 +14,11 @@ public struct DeviceCredential: Sendable {
     public init?(authorization: String?) {
         guard let authorization, let token = BearerToken.parseBytes(authorization), token.count == 36 + 1 + 43, token[36] == UInt8(ascii: ".")
         else { return nil }
-        guard let id = UUID(canonical: token[0..<36]), let secret = Base64URL.decode(token[37...]), secret.count == 32 else { return nil }
+        guard let id = UUID(canonical: token[0..<36]), token[37...].allSatisfy(Base64URL.isAlphabet) else { return nil }
         self.deviceID = id
-        self.secret = secret
+        // 43 characters of the alphabet name this device; spelled other than canonically they are a wrong
+        // secret for it (checked and throttled as one), never the secret they would decode to.
+        self.secret = Base64URL.decode(token[37...]) ?? []
     }
 }
 
@@ -70,6 +72,9 @@ enum Base64URL {
         guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return output
     }
+
+    /// Whether `byte` is a base64url character.
+    static func isAlphabet(_ byte: UInt8) -> Bool { value(byte) != nil }
 
     private static func value(_ byte: UInt8) -> UInt8? {
         switch byte {
