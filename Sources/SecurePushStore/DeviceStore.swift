@@ -66,18 +66,24 @@ public struct DeviceStore: Sendable {
     /// Registers or re-registers a device; invalid platform options throw `InvalidInput`, a user over the
     /// hourly registration rate `RegistrationRateLimited`.
     public func register(userID: String, platform: String, token: String, optionsJSON: String) async throws -> DeviceRegistration {
-        do {
-            let rows = try await database.query(
+        let rows = try await Self.deviceErrors {
+            try await database.query(
                 """
                 SELECT device_id, device_secret, rebound_from
                 FROM securepush.register_device_checked(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb)
                 """
             ).collect()
-            guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
-            let (id, secret, reboundFrom) = try row.decode((UUID, String, String?).self)
-            return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22023" {
-            throw InvalidInput(message: error.serverInfo?[.message] ?? "invalid device")
+        }
+        guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
+        let (id, secret, reboundFrom) = try row.decode((UUID, String, String?).self)
+        return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom)
+    }
+
+    /// Runs a registration or token-update statement: the database's refusals of the device (`22023`) become
+    /// `InvalidInput`, its hourly limit (`SPR01`) `RegistrationRateLimited`.
+    static func deviceErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await invalidInputAsError(body)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
             throw RegistrationRateLimited(error)
         }
@@ -119,14 +125,10 @@ public struct DeviceStore: Sendable {
     /// registrations allow throw `RegistrationRateLimited`. Returns `nil` when the device is not active,
     /// else the user the token was taken from when that was another user (for the audit count only).
     public func updateToken(deviceID: UUID, token: String, optionsJSON: String?) async throws -> TokenUpdate? {
-        let rows = try await invalidInputAsError {
-            do {
-                return try await database.query(
-                    "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
-                ).collect()
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
-                throw RegistrationRateLimited(error)
-            }
+        let rows = try await Self.deviceErrors {
+            try await database.query(
+                "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
+            ).collect()
         }
         guard let row = rows.first else { return nil }
         let (_, reboundFrom) = try row.decode((UUID, String?).self)

@@ -66,11 +66,12 @@ public struct TestDatabase: Sendable {
         }
     }
 
-    /// Runs a statement (bounded by a deadline, like `scalar`).
+    /// Runs a statement (bounded by a deadline, like `scalar`), reading its rows to the end so an error the
+    /// database raises while executing is thrown, not lost with an unread sequence.
     public func execute(_ query: PostgresQuery) async throws {
         let (client, logger) = (self.client, self.logger)
         try await withDeadline(.seconds(30)) {
-            try await client.query(query, logger: logger)
+            _ = try await client.query(query, logger: logger).collect()
         }
     }
 
