@@ -13,7 +13,8 @@ let package = Package(
     products: [
         .executable(name: "securepush", targets: ["securepush"]),
         .library(name: "SecurePushCore", targets: ["SecurePushCore"]),
-        // The device side for Swift apps and Notification Service Extensions: Foundation only.
+        // The device side for Swift apps and Notification Service Extensions: Foundation only (CryptoKit for
+        // sealed previews; swift-crypto on Linux).
         .library(name: "SecurePushClient", targets: ["SecurePushClient"]),
     ],
     dependencies: [
@@ -34,10 +35,11 @@ let package = Package(
     ],
     targets: [
         // Value types, the provider seam and pure policy (backoff, validation). No I/O.
-        // The client library apps link: no dependency beyond Foundation (FoundationNetworking on Linux).
+        // The client library apps link: Foundation only (FoundationNetworking on Linux); swift-crypto on Linux
+        // for sealed previews (CryptoKit on Apple platforms).
         .target(
             name: "SecurePushClient",
-            dependencies: [],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux]))],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -113,6 +115,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // Checks that a device's sealing key is a point on P-256.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -278,7 +282,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SecurePushClientTests",
-            dependencies: ["SecurePushClient"],
+            // SecurePushProviders: the server's WebPushEncryption seals the records the tests open.
+            dependencies: ["SecurePushClient", "SecurePushProviders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

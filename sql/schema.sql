@@ -281,10 +281,10 @@ $$;
 
 
 --
--- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer); Type: FUNCTION; Schema: securepush; Owner: -
+-- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text)
+CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -311,7 +311,8 @@ BEGIN
         FROM c, securepush.devices dev
         WHERE d.id = c.id AND dev.id = d.device_id
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
-                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id
+                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
+                  dev.seal_public, dev.seal_auth
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -321,7 +322,12 @@ BEGIN
     SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
            claimed.active, claimed.expires_at, claimed.priority, claimed.attempts,
            ((SELECT b.counts FROM badges b) ->> claimed.user_id)::bigint,
-           claimed.clear_ids, claimed.urgency, claimed.collapse_id
+           claimed.clear_ids, claimed.urgency, claimed.collapse_id,
+           -- Only with the switch on (SECUREPUSH_SEALED_PREVIEWS): off, the subquery never runs and no key leaves.
+           CASE WHEN p_sealed AND claimed.clear_ids IS NULL
+                THEN (SELECT n.preview::text FROM securepush.notifications n
+                      WHERE n.id = claimed.notification_id AND n.payload IS NOT NULL) END,
+           CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END
     FROM claimed;
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN
@@ -573,7 +579,7 @@ $$;
 -- Name: device_fetch(uuid, bytea, text[], uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[]) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
+CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[]) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -582,11 +588,12 @@ DECLARE
 BEGIN
     SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::boolean, NULL::boolean, NULL::text,
-                        NULL::timestamptz, NULL::timestamptz, NULL::text;
+                        NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text;
     IF auth.user_id IS NULL OR coalesce(cardinality(p_ids), 0) = 0 THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at, f.category
+    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at, f.category,
+                        f.preview
                  FROM securepush.fetch_for_device(auth.user_id, p_device, p_ids) f;
 END
 $$;
@@ -596,7 +603,7 @@ $$;
 -- Name: device_fetch_batch(uuid[], bytea[], text[], integer[], integer[], uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
+CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -635,7 +642,8 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
-        RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category
+        RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
+                  n.preview::text AS preview
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -651,11 +659,11 @@ BEGIN
            CASE WHEN g.user_id IS NULL
                 THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text
+           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text
     FROM requests q LEFT JOIN granted g ON g.req = q.req
     UNION ALL
     SELECT w.req, NULL::text, NULL::double precision, w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL,
-           m.payload, m.created_at, m.read_at, m.category
+           m.payload, m.created_at, m.read_at, m.category, m.preview
     FROM wanted w
     LEFT JOIN marked m ON m.id = w.id AND m.user_id = w.user_id
     LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
@@ -667,7 +675,7 @@ $$;
 -- Name: device_list(uuid, bytea, text[], boolean, integer, bigint, uuid, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text)
+CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -676,16 +684,16 @@ DECLARE
 BEGIN
     SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                        NULL::text, NULL::text;
+                        NULL::text, NULL::text, NULL::text;
     IF auth.user_id IS NULL THEN
         RETURN;
     END IF;
     RETURN QUERY
     WITH page AS (
-        SELECT n.id, n.created_at, n.read_at, n.category, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
+        SELECT n.id, n.created_at, n.read_at, n.category, n.preview, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
                row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
         FROM (
-            SELECT n.id, n.created_at, n.read_at, n.category
+            SELECT n.id, n.created_at, n.read_at, n.category, n.preview::text AS preview
             FROM securepush.notifications n
             WHERE n.user_id = auth.user_id AND n.expires_at > now() AND n.purged_at IS NULL
               AND (n.deliver_at IS NULL OR n.deliver_at <= now())
@@ -703,7 +711,7 @@ BEGIN
                                               ELSE '{}'::uuid[] END) f
     )
     SELECT NULL::text, NULL::double precision, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
-           CASE WHEN f.live THEN f.payload END, p.category
+           CASE WHEN f.live THEN f.payload END, p.category, p.preview
     FROM page p
     LEFT JOIN fetched f ON f.id = p.id
     WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
@@ -713,10 +721,10 @@ $$;
 
 
 --
--- Name: enqueue(text, jsonb, interval, text, integer, timestamp with time zone, text, text, text); Type: FUNCTION; Schema: securepush; Owner: -
+-- Name: enqueue(text, jsonb, interval, text, integer, timestamp with time zone, text, text, text, jsonb); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text) RETURNS uuid
+CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb) RETURNS uuid
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_variable
@@ -732,10 +740,14 @@ BEGIN
     IF urgency IS NULL OR urgency NOT IN ('passive', 'active', 'time_sensitive', 'critical') THEN
         RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical' USING ERRCODE = '22023';
     END IF;
+    IF preview IS NOT NULL AND (jsonb_typeof(preview) <> 'object' OR octet_length(preview::text) > 1024) THEN
+        RAISE EXCEPTION 'securepush.enqueue: preview must be a JSON object of at most 1024 bytes' USING ERRCODE = '22023';
+    END IF;
     INSERT INTO securepush.notifications AS n
-        (user_id, payload, priority, idempotency_key, expires_at, deliver_at, urgency, collapse_key, category)
+        (user_id, payload, priority, idempotency_key, expires_at, deliver_at, urgency, collapse_key, category, preview)
     VALUES (user_id, payload, priority, idempotency_key,
-            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key, category)
+            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key, category,
+            preview)
     ON CONFLICT ON CONSTRAINT notifications_idempotency_unique DO NOTHING
     RETURNING n.id INTO new_id;
     IF new_id IS NULL THEN
@@ -743,6 +755,20 @@ BEGIN
         WHERE n.user_id = enqueue.user_id AND n.idempotency_key = enqueue.idempotency_key;
     END IF;
     RETURN new_id;
+END
+$$;
+
+
+--
+-- Name: erase_preview(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.erase_preview() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.preview := NULL;
+    RETURN NEW;
 END
 $$;
 
@@ -847,7 +873,7 @@ $$;
 -- Name: fetch_for_device(text, uuid, uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[]) RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text)
+CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[]) RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
@@ -858,7 +884,7 @@ BEGIN
         SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, p_device)
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
-        RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category
+        RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category, n.preview::text AS preview
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -870,7 +896,7 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
     )
-    SELECT w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category
+    SELECT w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview
     FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
     LEFT JOIN marked m ON m.id = w.id
     LEFT JOIN dead d ON d.id = w.id
@@ -1210,7 +1236,7 @@ DECLARE
     secret bytea := gen_random_bytes(32);
     owner text;
 BEGIN
-    UPDATE securepush.devices d SET secret_hash = sha256(secret), updated_at = now()
+    UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL, updated_at = now()
     WHERE d.id = target_device AND d.active
     RETURNING d.user_id INTO owner;
     IF NOT FOUND THEN
@@ -1220,6 +1246,29 @@ BEGIN
     device_id := target_device;
     device_secret := rtrim(translate(encode(secret, 'base64'), '+/', '-_'), '=');
     RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: rotate_device_secret(uuid, bytea, bytea); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea, seal_auth bytea) RETURNS TABLE(device_id uuid, device_secret text, sealing boolean)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+    rotated record;
+BEGIN
+    SELECT r.device_id, r.device_secret INTO rotated FROM securepush.rotate_device_secret(target_device) r;
+    IF rotated.device_id IS NULL THEN
+        RETURN;
+    END IF;
+    IF seal_public IS NOT NULL THEN
+        PERFORM securepush.set_sealing_key(target_device, seal_public, seal_auth);
+    END IF;
+    RETURN QUERY SELECT rotated.device_id, rotated.device_secret, seal_public IS NOT NULL;
 END
 $$;
 
@@ -1331,6 +1380,37 @@ BEGIN
     ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
                                         updated_at = now();
     PERFORM securepush.reschedule_user(user_id);
+END
+$$;
+
+
+--
+-- Name: set_sealing_key(uuid, bytea, bytea); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.set_sealing_key(target_device uuid, seal_public bytea, seal_auth bytea) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_variable
+DECLARE
+    me record;
+BEGIN
+    IF (seal_public IS NULL) <> (seal_auth IS NULL)
+       OR (seal_public IS NOT NULL AND (octet_length(seal_public) <> 65 OR get_byte(seal_public, 0) <> 4 OR octet_length(seal_auth) <> 16)) THEN
+        RAISE EXCEPTION 'a sealing key is a 65-byte uncompressed P-256 point and a 16-byte auth secret' USING ERRCODE = '22023';
+    END IF;
+    SELECT d.id, d.user_id, d.platform INTO me FROM securepush.devices d WHERE d.id = target_device AND d.active FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF me.platform = 'webpush' AND seal_public IS NOT NULL THEN
+        RAISE EXCEPTION 'Web Push devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
+    END IF;
+    UPDATE securepush.devices d SET seal_public = set_sealing_key.seal_public, seal_auth = set_sealing_key.seal_auth, updated_at = now()
+    WHERE d.id = me.id;
+    PERFORM securepush.audit(CASE WHEN seal_public IS NULL THEN 'sealing_key_cleared' ELSE 'sealing_key_set' END, me.user_id, me.id,
+                             me.platform);
+    RETURN true;
 END
 $$;
 
@@ -1562,7 +1642,7 @@ CREATE TABLE securepush.audit_log (
     reason text,
     previous_user_id text,
     previous_device_id uuid,
-    CONSTRAINT audit_log_event_valid CHECK ((event = ANY (ARRAY['device_registered'::text, 'device_rotated'::text, 'device_revoked'::text, 'device_retired'::text, 'throttled'::text, 'token_invalid'::text, 'device_rebound'::text, 'registration_limited'::text, 'device_deleted'::text, 'device_token_updated'::text]))),
+    CONSTRAINT audit_log_event_valid CHECK ((event = ANY (ARRAY['device_registered'::text, 'device_rotated'::text, 'device_revoked'::text, 'device_retired'::text, 'throttled'::text, 'token_invalid'::text, 'device_rebound'::text, 'registration_limited'::text, 'device_deleted'::text, 'device_token_updated'::text, 'sealing_key_set'::text, 'sealing_key_cleared'::text]))),
     CONSTRAINT audit_log_reason_short CHECK ((length(reason) <= 200))
 );
 
@@ -1696,8 +1776,12 @@ CREATE TABLE securepush.devices (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     last_seen_at timestamp with time zone,
     deactivated_reason text,
+    seal_public bytea,
+    seal_auth bytea,
     CONSTRAINT devices_options_object CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT devices_platform_valid CHECK ((platform = ANY (ARRAY['apns'::text, 'fcm'::text, 'wns'::text, 'webpush'::text, 'simulated'::text]))),
+    CONSTRAINT devices_sealing_key_not_webpush CHECK (((seal_public IS NULL) OR (platform <> 'webpush'::text))),
+    CONSTRAINT devices_sealing_key_valid CHECK ((((seal_public IS NULL) = (seal_auth IS NULL)) AND ((seal_public IS NULL) OR ((octet_length(seal_public) = 65) AND (get_byte(seal_public, 0) = 4) AND (octet_length(seal_auth) = 16))))),
     CONSTRAINT devices_token_valid CHECK (((length(token) >= 1) AND (length(token) <= 4096))),
     CONSTRAINT devices_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
 );
@@ -1757,12 +1841,15 @@ CREATE TABLE securepush.notifications (
     collapse_key text,
     category text,
     cancelled_at timestamp with time zone,
+    preview jsonb,
     CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
     CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
     CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
     CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
     CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
     CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
+    CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
+    CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
     CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
     CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
     CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
@@ -2184,6 +2271,13 @@ CREATE TRIGGER notifications_badge_on_delete AFTER DELETE ON securepush.notifica
 --
 
 CREATE TRIGGER notifications_badge_on_update AFTER UPDATE ON securepush.notifications REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.badge_on_update();
+
+
+--
+-- Name: notifications notifications_erase_preview; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER notifications_erase_preview BEFORE UPDATE OF payload ON securepush.notifications FOR EACH ROW WHEN (((new.payload IS NULL) AND (new.preview IS NOT NULL))) EXECUTE FUNCTION securepush.erase_preview();
 
 
 --

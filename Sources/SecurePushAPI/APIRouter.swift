@@ -25,6 +25,8 @@ public enum APIRouter {
             .delete("/v1/devices/current", use: devices.unregister)
             .post("/v1/devices/current/rotate", use: devices.rotate)
             .put("/v1/devices/current/token", use: devices.updateToken)
+            .put("/v1/devices/current/sealing-key", use: devices.setSealingKey)
+            .delete("/v1/devices/current/sealing-key", use: devices.clearSealingKey)
             .get("/v1/quiet-hours", use: preferences.quietHours)
             .put("/v1/quiet-hours", use: preferences.setQuietHours)
             .delete("/v1/quiet-hours", use: preferences.clearQuietHours)

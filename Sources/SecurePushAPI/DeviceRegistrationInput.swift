@@ -12,6 +12,8 @@ struct DeviceRegistrationInput {
     var platform: String
     var token: String
     var optionsJSON: String?
+    /// The device's sealing key (`sealing_key`, registration only; not for Web Push).
+    var sealingKey: SealingPublicKey?
 
     /// A registration's body.
     init(json: Data) throws {
@@ -41,6 +43,15 @@ struct DeviceRegistrationInput {
                 throw APIError(.badRequest, code: .invalidDevice, message: "\"platform\" is required: one of \(names).")
             }
             platform = name
+        }
+        if let value = fields.removeValue(forKey: SealingKeyInput.member) {
+            guard fixed == nil else {
+                throw Self.invalid("A sealing key is set with PUT /v1/devices/current/sealing-key, not with the push address.")
+            }
+            guard platform != Platform.webpush.rawValue else {
+                throw Self.invalid("Web Push devices seal with their subscription's keys; give no \"sealing_key\".")
+            }
+            sealingKey = try SealingKeyInput.parse(value)
         }
         if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") {
             try Self.flatten(subscription: subscription, into: &fields)

@@ -16,7 +16,9 @@ struct DeviceRoutes: Sendable {
         try checkEndpoint(input)
         do {
             let registration = try await api.database {
-                try await $0.devices.register(userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON ?? "{}")
+                try await $0.devices.register(
+                    userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON ?? "{}", sealingKey: input.sealingKey
+                )
             }
             if registration.reboundFrom != nil {
                 // The previous owner is in the audit row (`device_rebound`), never in a log line or a metric.
@@ -90,12 +92,42 @@ struct DeviceRoutes: Sendable {
         return Response(status: .noContent)
     }
 
-    /// `POST /v1/devices/current/rotate`: a new secret for this device; the old one stops working at once.
+    /// `POST /v1/devices/current/rotate`: a new secret for this device; the old one stops working at once. The
+    /// sealing key rotates with it: replaced by the body's `sealing_key`, dropped without one.
     func rotate(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
-        guard let rotated = try await api.database({ try await $0.devices.rotate(deviceID: device.deviceID) }) else {
-            throw APIError.unauthorized("The device credential is invalid or revoked.")
+        let sealingKey = try SealingKeyInput.parse(rotation: try await RequestBody.read(request, limits: api.limits))
+        let rotated: DeviceRegistration?
+        do {
+            rotated = try await api.database({ try await $0.devices.rotate(deviceID: device.deviceID, sealingKey: sealingKey) })
+        } catch let error as InvalidInput {
+            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
         }
+        guard let rotated else { throw APIError.unauthorized("The device credential is invalid or revoked.") }
         return try JSONResponse.make(DeviceCreatedBody(rotated))
+    }
+
+    /// `PUT /v1/devices/current/sealing-key` (`{"p256dh", "auth"}`) sets this device's sealing key; `DELETE`
+    /// drops it (id-only pushes). Both 204. Web Push devices have none (`400`): their subscription seals.
+    func setSealingKey(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let device = try context.requireDevice()
+        let key = try SealingKeyInput.parse(body: try await RequestBody.read(request, limits: api.limits))
+        return try await storeSealingKey(key, device: device.deviceID)
+    }
+
+    /// `DELETE /v1/devices/current/sealing-key`.
+    func clearSealingKey(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try await storeSealingKey(nil, device: try context.requireDevice().deviceID)
+    }
+
+    private func storeSealingKey(_ key: SealingPublicKey?, device: UUID) async throws -> Response {
+        let stored: Bool
+        do {
+            stored = try await api.database { try await $0.devices.setSealingKey(deviceID: device, key) }
+        } catch let error as InvalidInput {
+            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
+        }
+        guard stored else { throw APIError.unauthorized("The device credential is invalid or revoked.") }
+        return Response(status: .noContent)
     }
 }

@@ -5,8 +5,10 @@ import SecurePushStore
 /// valid JSON), spliced in as is instead of being parsed and re-encoded; every other value is written
 /// with the API's conventions (sorted keys, lowercase ids, ISO 8601 times with milliseconds).
 enum NotificationJSON {
-    /// `{"category", "created_at", "id", "payload", "read_at"}`: one notification with its payload.
-    static func notification(id: UUID, createdAt: Date, readAt: Date?, category: String?, payloadJSON: String, into body: inout String) {
+    /// `{"category", "created_at", "id", "payload", "preview", "read_at"}`: one notification with its payload.
+    static func notification(
+        id: UUID, createdAt: Date, readAt: Date?, category: String?, payloadJSON: String, previewJSON: String?, into body: inout String
+    ) {
         body += #"{"category":"#
         body += category.map(quoted) ?? "null"
         body += #","created_at":"#
@@ -15,6 +17,8 @@ enum NotificationJSON {
         body += quoted(id.uuidString.lowercased())
         body += #","payload":"#
         body += payloadJSON
+        body += #","preview":"#
+        body += previewJSON ?? "null"
         body += #","read_at":"#
         body += readAt.map { quoted(JSONResponse.timestamp($0)) } ?? "null"
         body += "}"
@@ -25,7 +29,7 @@ enum NotificationJSON {
         var body = ""
         Self.notification(
             id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
-            payloadJSON: notification.payloadJSON, into: &body)
+            payloadJSON: notification.payloadJSON, previewJSON: notification.previewJSON, into: &body)
         return Array(body.utf8)
     }
 
@@ -38,7 +42,7 @@ enum NotificationJSON {
             if index > 0 { body += "," }
             notification(
                 id: item.id, createdAt: item.createdAt, readAt: item.readAt, category: item.category, payloadJSON: item.payloadJSON ?? "null",
-                into: &body)
+                previewJSON: item.previewJSON, into: &body)
         }
         body += "]}"
         return Array(body.utf8)
@@ -55,7 +59,7 @@ enum NotificationJSON {
                 if !found.isEmpty { found += "," }
                 Self.notification(
                     id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
-                    payloadJSON: notification.payloadJSON, into: &found)
+                    payloadJSON: notification.payloadJSON, previewJSON: notification.previewJSON, into: &found)
             case .gone, .notFound:
                 if !missing.isEmpty { missing += "," }
                 let reason = if case .gone = entry.result { "gone" } else { "not_found" }

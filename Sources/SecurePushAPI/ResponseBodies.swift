@@ -6,10 +6,13 @@ import SecurePushStore
 struct DeviceCreatedBody: Encodable {
     var deviceId: String
     var deviceSecret: String
+    /// Whether pushes to the device may carry sealed previews (it has a sealing key).
+    var sealing: Bool
 
     init(_ registration: DeviceRegistration) {
         self.deviceId = registration.deviceID.uuidString.lowercased()
         self.deviceSecret = registration.deviceSecret
+        self.sealing = registration.sealing
     }
 }
 

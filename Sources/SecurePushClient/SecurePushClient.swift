@@ -6,15 +6,19 @@ import Foundation
 
 /// The device side of SecurePush: turns an id-only push into content, with the device's own credential.
 ///
-/// Depends on Foundation only, so a Notification Service Extension can use it within its memory and
-/// time budget. Every call runs under an overall deadline (default 25 s, inside an extension's ~30 s)
-/// with a timeout per request (default 8 s), and retries only what retrying can fix.
+/// Depends on Foundation only (and CryptoKit, swift-crypto on Linux, to open sealed previews), so a
+/// Notification Service Extension can use it within its memory and time budget. Every call runs under an
+/// overall deadline (default 25 s, inside an extension's ~30 s) with a timeout per request (default 8 s),
+/// and retries only what retrying can fix.
 ///
 /// ```swift
 /// let client = SecurePushClient(baseURL: URL(string: "https://push.example.com")!,
 ///                               credentials: KeychainCredentialStore(accessGroup: "TEAMID.group.com.example.app"))
-/// if case .notification(let id) = PushMessage(apnsUserInfo: request.content.userInfo),
-///    case .found(let notification) = await client.fetch(id) {
+/// let message = PushMessage(apnsUserInfo: request.content.userInfo)
+/// if let message, let preview = try? client.openSealed(message), let title = preview.title {
+///     content.title = title  // a sealed preview: shown at once, even without the network
+///     content.body = preview.body ?? content.body
+/// } else if let id = message?.notificationID, case .found(let notification) = await client.fetch(id) {
 ///     content.title = notification.payload["title"]?.stringValue ?? content.title
 /// }
 /// ```
@@ -101,18 +105,63 @@ public struct SecurePushClient: Sendable {
 
     // MARK: The device's lifecycle
 
-    /// Registers this device for the user of `userToken` and stores the new credential.
+    /// Registers this device for the user of `userToken` and stores the new credential. Except for Web Push
+    /// (whose subscription has its own keys), a new `SealingKey` is sent as `sealing_key` and stored with the
+    /// credential, so the server can seal previews to it (a registration that carries its own `sealing_key`
+    /// is sent as it is).
     @discardableResult
     public func register(_ registration: DeviceRegistration, userToken: String) async throws(SecurePushClientError) -> DeviceCredential {
+        var registration = registration
+        var sealingKey: SealingKey?
+        if registration.fields["platform"] != .string("webpush"), registration.fields["sealing_key"] == nil {
+            let key = SealingKey.generate()
+            registration.fields["sealing_key"] = key.json
+            sealingKey = key
+        }
         let created: CreatedDevice = try await call("v1/devices", method: "POST", body: try encode(registration), bearer: userToken)
-        return try store(created)
+        return try store(DeviceCredential(deviceID: created.deviceId, secret: created.deviceSecret, sealingKey: sealingKey))
     }
 
-    /// Replaces the device's secret (the old one stops working at once) and stores the new one.
+    /// Replaces the device's secret (the old one stops working at once) and stores the new one. The sealing
+    /// key rotates with it: a device that has one sends a fresh one and stores it; one without (Web Push, or
+    /// registered before sealed previews) stays without (`setSealingKey()` gives it one).
     @discardableResult
     public func rotate() async throws(SecurePushClientError) -> DeviceCredential {
-        let created: CreatedDevice = try await call("v1/devices/current/rotate", method: "POST", bearer: try credential().bearer)
-        return try store(created)
+        let current = try credential()
+        let sealingKey = current.sealingKey.map { _ in SealingKey.generate() }
+        let body = try sealingKey.map { key throws(SecurePushClientError) in try encode(JSONValue.object(["sealing_key": key.json])) }
+        let created: CreatedDevice = try await call("v1/devices/current/rotate", method: "POST", body: body, bearer: current.bearer)
+        // `"sealing": false`: the server did not take the key, so it seals nothing to it.
+        let kept = created.sealing == false ? nil : sealingKey
+        return try store(DeviceCredential(deviceID: created.deviceId, secret: created.deviceSecret, sealingKey: kept))
+    }
+
+    /// Gives the device a new sealing key (`PUT /v1/devices/current/sealing-key`) and stores it with the
+    /// credential: for a device registered before sealed previews, or to replace the key. Not for Web Push.
+    @discardableResult
+    public func setSealingKey() async throws(SecurePushClientError) -> SealingKey {
+        var current = try credential()
+        let key = SealingKey.generate()
+        let _: Empty = try await call("v1/devices/current/sealing-key", method: "PUT", body: try encode(key.json), bearer: current.bearer)
+        current.sealingKey = key
+        try store(current)
+        return key
+    }
+
+    /// Removes the device's sealing key (`DELETE /v1/devices/current/sealing-key`): its pushes are id-only again.
+    public func clearSealingKey() async throws(SecurePushClientError) {
+        var current = try credential()
+        let _: Empty = try await call("v1/devices/current/sealing-key", method: "DELETE", bearer: current.bearer)
+        current.sealingKey = nil
+        try store(current)
+    }
+
+    /// Opens a `.sealed` push with the stored sealing key, without the network. Throws for any other
+    /// message, without a stored key, or when the record does not open: then fetch by id as usual.
+    public func openSealed(_ message: PushMessage) throws(SealedPushError) -> SealedPreview {
+        guard case .sealed(_, let sealed) = message else { throw .notSealed }
+        guard let key = (try? credentials.load())?.sealingKey else { throw .noSealingKey }
+        return try sealed.open(with: key)
     }
 
     /// Replaces this device's push address with the credential alone, no user token: call it wherever the
@@ -169,10 +218,13 @@ public struct SecurePushClient: Sendable {
     struct CreatedDevice: Decodable {
         var deviceId: UUID
         var deviceSecret: String
+        /// Whether the device has a sealing key now (rotation's answer).
+        var sealing: Bool?
 
         enum CodingKeys: String, CodingKey {
             case deviceId = "device_id"
             case deviceSecret = "device_secret"
+            case sealing
         }
     }
 
@@ -201,8 +253,8 @@ public struct SecurePushClient: Sendable {
         return credential
     }
 
-    private func store(_ created: CreatedDevice) throws(SecurePushClientError) -> DeviceCredential {
-        let credential = DeviceCredential(deviceID: created.deviceId, secret: created.deviceSecret)
+    @discardableResult
+    private func store(_ credential: DeviceCredential) throws(SecurePushClientError) -> DeviceCredential {
         do {
             try credentials.save(credential)
         } catch {

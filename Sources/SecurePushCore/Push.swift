@@ -1,7 +1,8 @@
 import Foundation
 
 /// One push to send: the notification id and the device. It has no field that could hold a payload,
-/// so no provider can ever put notification content on the wire.
+/// so no provider can ever put notification content on the wire; a producer-approved preview travels only
+/// in `seal`, which the envelopes encrypt to the device.
 public struct Push: Sendable, Hashable {
     /// What the push asks the device to do.
     public var kind: PushKind
@@ -24,11 +25,14 @@ public struct Push: Sendable, Hashable {
     /// when there is one: the platform replaces an earlier push with the same digest instead of stacking it.
     /// Never the key itself.
     public var collapseID: String?
+    /// The preview and key to seal (`SECUREPUSH_SEALED_PREVIEWS=on` and a device that can open it); `nil`:
+    /// the push is id-only, exactly as without the switch.
+    public var seal: PushSeal?
 
     /// Creates a push.
     public init(
         kind: PushKind = .notify, notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1,
-        badge: Int? = nil, urgency: Urgency = .active, collapseID: String? = nil
+        badge: Int? = nil, urgency: Urgency = .active, collapseID: String? = nil, seal: PushSeal? = nil
     ) {
         self.kind = kind
         self.notificationID = notificationID
@@ -39,5 +43,6 @@ public struct Push: Sendable, Hashable {
         self.badge = badge
         self.urgency = urgency
         self.collapseID = collapseID
+        self.seal = seal
     }
 }

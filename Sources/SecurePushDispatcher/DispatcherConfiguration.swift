@@ -42,6 +42,9 @@ public struct DispatcherConfiguration: Sendable {
     /// Whether a claimed batch is sent only once the synchronous standbys have flushed past the claim
     /// (`SECUREPUSH_REPLICATION_GATE`): no push for a commit a failover could take back.
     public var replicationGate = false
+    /// Whether pushes carry the producer's preview sealed to the device (`SECUREPUSH_SEALED_PREVIEWS`, docs/security.md):
+    /// off, previews are stored and returned by the read API but never pushed, and pushes are exactly id-only.
+    public var sealedPreviews = false
     /// The Web Push and WNS allowlists (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`): their
     /// entries name the push services the circuit breakers are kept per.
     public var endpointPolicies = PushEndpointPolicies()

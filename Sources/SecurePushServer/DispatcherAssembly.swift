@@ -53,7 +53,8 @@ public struct DispatcherAssembly: Sendable {
         self.stats = stats
         self.dispatcher = Dispatcher(
             queue: PostgresDeliveryQueue(
-                client: client, logger: logger, unreadBadge: configuration.unreadBadge, replicationGate: configuration.replicationGate),
+                client: client, logger: logger, unreadBadge: configuration.unreadBadge, replicationGate: configuration.replicationGate,
+                sealedPreviews: configuration.sealedPreviews),
             providers: providers,
             configuration: configuration,
             signal: signal,

@@ -99,6 +99,7 @@ public struct SecurePushConfiguration: Sendable {
         let maxPushRate = try values.int("SECUREPUSH_MAX_PUSH_RATE", default: 0, in: DispatcherConfiguration.maxPushRateRange)
         dispatcher.maxPushRate = maxPushRate > 0 ? Double(maxPushRate) : nil
         dispatcher.replicationGate = try values.choice("SECUREPUSH_REPLICATION_GATE", default: "off", allowed: ["on", "off"]) == "on"
+        dispatcher.sealedPreviews = try values.choice("SECUREPUSH_SEALED_PREVIEWS", default: "off", allowed: ["on", "off"]) == "on"
         self.dispatcher = dispatcher
 
         self.databasePoolSize = try values.int("SECUREPUSH_DB_POOL_SIZE", default: 20, in: 2...1000)

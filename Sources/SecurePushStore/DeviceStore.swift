@@ -11,12 +11,15 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var deviceSecret: String
     /// The user the push token was bound to before this registration moved it (a re-bind), else `nil`.
     public var reboundFrom: String?
+    /// Whether the device has a sealing key now (docs/security.md).
+    public var sealing: Bool
 
     /// Creates a registration.
-    public init(deviceID: UUID, deviceSecret: String, reboundFrom: String? = nil) {
+    public init(deviceID: UUID, deviceSecret: String, reboundFrom: String? = nil, sealing: Bool = false) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.reboundFrom = reboundFrom
+        self.sealing = sealing
     }
 }
 
@@ -65,18 +68,24 @@ public struct DeviceStore: Sendable {
 
     /// Registers or re-registers a device; invalid platform options throw `InvalidInput`, a user over the
     /// hourly registration rate `RegistrationRateLimited`.
-    public func register(userID: String, platform: String, token: String, optionsJSON: String) async throws -> DeviceRegistration {
+    /// With `sealingKey`, the device's sealing key is set in the same statement (`securepush.set_sealing_key`).
+    public func register(
+        userID: String, platform: String, token: String, optionsJSON: String, sealingKey: SealingPublicKey? = nil
+    ) async throws -> DeviceRegistration {
+        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
         let rows = try await Self.deviceErrors {
             try await database.query(
                 """
-                SELECT device_id, device_secret, rebound_from
-                FROM securepush.register_device_checked(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb)
+                SELECT r.device_id, r.device_secret, r.rebound_from,
+                       CASE WHEN \(sealPublic)::bytea IS NULL THEN false
+                            ELSE securepush.set_sealing_key(r.device_id, \(sealPublic)::bytea, \(sealAuth)::bytea) END
+                FROM securepush.register_device_checked(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb) r
                 """
             ).collect()
         }
         guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
-        let (id, secret, reboundFrom) = try row.decode((UUID, String, String?).self)
-        return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom)
+        let (id, secret, reboundFrom, sealing) = try row.decode((UUID, String, String?, Bool).self)
+        return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom, sealing: sealing)
     }
 
     /// Runs a registration or token-update statement: the database's refusals of the device (`22023`) become
@@ -105,13 +114,27 @@ public struct DeviceStore: Sendable {
     }
 
     /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.
-    public func rotate(deviceID: UUID) async throws -> DeviceRegistration? {
-        let rows = try await database.query(
-            "SELECT device_id, device_secret FROM securepush.rotate_device_secret(\(deviceID))"
-        ).collect()
+    /// The sealing key rotates with the secret: it is replaced by `sealingKey`, or dropped without one.
+    public func rotate(deviceID: UUID, sealingKey: SealingPublicKey? = nil) async throws -> DeviceRegistration? {
+        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
+        let rows = try await Self.deviceErrors {
+            try await database.query(
+                "SELECT device_id, device_secret, sealing FROM securepush.rotate_device_secret(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)"
+            ).collect()
+        }
         guard let row = rows.first else { return nil }
-        let (id, secret) = try row.decode((UUID, String).self)
-        return DeviceRegistration(deviceID: id, deviceSecret: secret)
+        let (id, secret, sealing) = try row.decode((UUID, String, Bool).self)
+        return DeviceRegistration(deviceID: id, deviceSecret: secret, sealing: sealing)
+    }
+
+    /// Sets (or with `nil` drops) an active device's sealing key; `false` when the device is not active.
+    /// A Web Push device's key is refused (`InvalidInput`): its subscription seals its pushes.
+    public func setSealingKey(deviceID: UUID, _ sealingKey: SealingPublicKey?) async throws -> Bool {
+        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
+        let rows = try await Self.deviceErrors {
+            try await database.query("SELECT securepush.set_sealing_key(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)").collect()
+        }
+        return try rows.first?.decode(Bool.self) ?? false
     }
 
     /// The platform of an active device, or `nil`.

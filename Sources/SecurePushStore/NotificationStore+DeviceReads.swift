@@ -38,15 +38,15 @@ extension NotificationStore {
         }
         let rows = try await database.query(
             """
-            SELECT req, user_id, blocked_for, id, owned, live, payload, created_at, read_at, category
+            SELECT req, user_id, blocked_for, id, owned, live, payload, created_at, read_at, category, preview
             FROM securepush.device_fetch_batch(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
                                                \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
             """
         )
         var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)
         var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
-        for try await row in rows.decode((Int32, String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?, String?).self) {
-            let (req, userID, blockedFor, id, owned, live, payload, createdAt, readAt, category) = row
+        for try await row in rows.decode((Int32, String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?, String?, String?).self) {
+            let (req, userID, blockedFor, id, owned, live, payload, createdAt, readAt, category, preview) = row
             let index = Int(req) - 1
             guard requests.indices.contains(index) else { continue }
             guard let id else {
@@ -55,7 +55,8 @@ extension NotificationStore {
             }
             if let payload, let createdAt, live == true {
                 found[index][id] = .found(
-                    StoredNotification(id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt, category: category))
+                    StoredNotification(
+                        id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt, category: category, previewJSON: preview))
             } else {
                 found[index][id] = owned == true ? .gone : .notFound
             }
@@ -78,15 +79,15 @@ extension NotificationStore {
         let afterID = cursor?.id
         let rows = try await database.query(
             """
-            SELECT user_id, blocked_for, id, created_at, read_at, micros, payload, category
+            SELECT user_id, blocked_for, id, created_at, read_at, micros, payload, category, preview
             FROM securepush.device_list(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
                                         \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
             """
         )
         var session = DeviceSessionRow.missing
         var items: [NotificationSummary] = []
-        for try await row in rows.decode((String?, Double?, UUID?, Date?, Date?, Int64?, String?, String?).self) {
-            let (userID, blockedFor, id, createdAt, readAt, micros, payload, category) = row
+        for try await row in rows.decode((String?, Double?, UUID?, Date?, Date?, Int64?, String?, String?, String?).self) {
+            let (userID, blockedFor, id, createdAt, readAt, micros, payload, category, preview) = row
             guard let id, let createdAt, let micros else {
                 session = DeviceSessionRow(userID: userID, blockedFor: blockedFor)
                 continue
@@ -94,6 +95,7 @@ extension NotificationStore {
             var item = NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
             item.payloadJSON = payload
             item.category = category
+            item.previewJSON = preview
             items.append(item)
         }
         return session.access(deviceID: proof.deviceID, items)

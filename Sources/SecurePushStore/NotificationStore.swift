@@ -15,6 +15,9 @@ public struct StoredNotification: Sendable {
     public var readAt: Date?
     /// The producer's category, if any (never pushed; returned so apps can group).
     public var category: String?
+    /// The producer-approved preview as JSON text (an object), if any: pushed only sealed
+    /// (`SECUREPUSH_SEALED_PREVIEWS`), always returned to the owner.
+    public var previewJSON: String?
 }
 
 /// What reading a notification found.
@@ -41,6 +44,8 @@ public struct NotificationSummary: Sendable {
     public var payloadJSON: String?
     /// The producer's category, if any.
     public var category: String?
+    /// The producer-approved preview as JSON text, if any.
+    public var previewJSON: String?
 }
 
 /// A position in the newest-first listing.

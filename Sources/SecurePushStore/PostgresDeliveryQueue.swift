@@ -10,14 +10,20 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
     let unreadBadge: Bool
     /// Whether `awaitReplication` waits for the synchronous standbys (`SECUREPUSH_REPLICATION_GATE`).
     let replicationGate: Bool
+    /// Whether claims return each push's preview and the device's sealing key (`SECUREPUSH_SEALED_PREVIEWS`).
+    let sealedPreviews: Bool
 
     /// The largest badge: counting stops there, so a user with a huge backlog costs every claim no more.
     public static let badgeLimit = 999
 
     /// Creates a queue on an injected client; with `unreadBadge` every claimed push carries its recipient's
-    /// unread count (unexpired, unread notifications, at most `badgeLimit`) at claim time.
-    public init(client: any DatabaseClient, logger: Logger, unreadBadge: Bool = false, replicationGate: Bool = false) {
+    /// unread count (unexpired, unread notifications, at most `badgeLimit`) at claim time; with
+    /// `sealedPreviews` every notify push to a device that can open one carries a `PushSeal`.
+    public init(
+        client: any DatabaseClient, logger: Logger, unreadBadge: Bool = false, replicationGate: Bool = false, sealedPreviews: Bool = false
+    ) {
         self.replicationGate = replicationGate
+        self.sealedPreviews = sealedPreviews
         self.database = StoreDatabase(client: client, logger: logger)
         self.unreadBadge = unreadBadge
     }
@@ -35,9 +41,9 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let rows = try await database.query(
             """
             SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids, urgency,
-                   collapse_id
+                   collapse_id, preview, seal_public, seal_auth
             FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
-                 \(Self.badgeLimit)::integer)
+                 \(Self.badgeLimit)::integer, \(sealedPreviews))
             """
         )
         var deliveries: [ClaimedDelivery] = []
@@ -46,9 +52,14 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let decoder = JSONDecoder()
         for try await (
             id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs, urgency,
-            collapseID
+            collapseID, preview, sealPublic, sealAuth
         )
-            in rows.decode((UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?, Urgency, String?).self)
+            in rows.decode(
+                (
+                    UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?, Urgency, String?, String?, ByteBuffer?,
+                    ByteBuffer?
+                )
+                .self)
         {
             guard let platform = Platform(rawValue: platformName) else {
                 rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
@@ -69,12 +80,24 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 attempt: Int(attempts),
                 badge: unread.map { Int($0) },
                 urgency: urgency,
-                collapseID: collapseID
+                collapseID: collapseID,
+                seal: seal(kind: kind, platform: platform, previewJSON: preview, publicKey: sealPublic, authSecret: sealAuth)
             )
             deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
         }
         deliveries.sort { $0.push.priority > $1.push.priority }
         return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)
+    }
+
+    /// The seal of a claimed push: with the switch on, every notify push to a Web Push device (its subscription
+    /// seals the message) or to a device with a sealing key, with or without a preview, so sizes do not tell.
+    func seal(kind: PushKind, platform: Platform, previewJSON: String?, publicKey: ByteBuffer?, authSecret: ByteBuffer?) -> PushSeal? {
+        guard sealedPreviews, case .notify = kind else { return nil }
+        if platform == .webpush { return PushSeal(previewJSON: previewJSON, key: nil) }
+        guard let publicKey, let authSecret,
+            let key = SealingPublicKey(publicKey: Data(publicKey.readableBytesView), authSecret: Data(authSecret.readableBytesView))
+        else { return nil }
+        return PushSeal(previewJSON: previewJSON, key: key)
     }
 
     public func complete(_ completions: [DeliveryCompletion], leaseToken: UUID) async throws -> Int {

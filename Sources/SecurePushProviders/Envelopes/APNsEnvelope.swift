@@ -16,6 +16,10 @@ import SecurePushCore
 /// digest when there is one (so the phone replaces the earlier notification of that key), else the id (so a
 /// resend replaces the earlier copy). `secureCollapse` repeats the digest for the app.
 ///
+/// With a seal (`SECUREPUSH_SEALED_PREVIEWS=on` and a device sealing key), the body also carries `secureSealed`:
+/// the id and preview sealed to the device, always `PreviewSealer.sealedLength` characters; the extension opens
+/// it and shows the preview in place of the generic text.
+///
 /// A clear (read sync) is always a background push whatever the style: `{"aps":{"content-available":1
 /// [,"badge":n]},"secureClear":[ids]}`, `apns-push-type: background`, priority 5, no collapse id (a later
 /// clear must not replace an undelivered one).
@@ -109,6 +113,7 @@ public struct APNsEnvelope: EnvelopeProfile {
         case .notify:
             var body: [String: EnvelopeJSON] = ["aps": aps(for: push, style: style), "secureId": .string(push.notificationID.description)]
             if let collapse = push.collapseID { body["secureCollapse"] = .string(collapse) }
+            if let sealed = PreviewSealer.sealed(push) { body["secureSealed"] = .string(sealed) }
             return .object(body)
         case .clear(let ids):
             return .object(["aps": aps(for: push, style: style), "secureClear": .array(ids.map { .string($0.description) })])

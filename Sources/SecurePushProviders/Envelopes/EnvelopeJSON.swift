@@ -9,6 +9,8 @@ enum EnvelopeJSON: Sendable, Hashable {
     case bool(Bool)
     case object([String: EnvelopeJSON])
     case array([EnvelopeJSON])
+    /// JSON text written as is: a preview, already valid JSON from PostgreSQL (`jsonb::text`).
+    case raw(String)
 
     /// The UTF-8 bytes.
     var data: Data {
@@ -34,6 +36,8 @@ enum EnvelopeJSON: Sendable, Hashable {
                 members[key]!.write(into: &text)
             }
             text += "}"
+        case .raw(let json):
+            text += json
         case .array(let elements):
             text += "["
             for (index, element) in elements.enumerated() {

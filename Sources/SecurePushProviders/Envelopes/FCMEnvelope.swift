@@ -16,6 +16,8 @@ import SecurePushCore
 /// registered with a Firebase Installation ID is addressed by `message.fid`, one with a registration token by
 /// `message.token` (`FCMRecipient`).
 ///
+/// With a seal, the data carries `secureSealed` (as in the APNs envelope; FCM hands it to iOS as a top-level key).
+///
 /// A clear (read sync) is a normal-priority data message: `data` holds `secureClear` (the ids, comma-separated:
 /// FCM data values are strings) and the badge, and the `apns` block is a background push.
 public struct FCMEnvelope: EnvelopeProfile {
@@ -57,6 +59,7 @@ public struct FCMEnvelope: EnvelopeProfile {
             if let key = alert.titleLocKey { data["title_loc_key"] = .string(key) }
             if let key = alert.bodyLocKey { data["body_loc_key"] = .string(key) }
             if let collapse = push.collapseID { data["secureCollapse"] = .string(collapse) }
+            if let sealed = PreviewSealer.sealed(push) { data["secureSealed"] = .string(sealed) }
             // A passive notification need not wake a dozing phone; the rest must.
             android["priority"] = .string(push.urgency == .passive ? "normal" : "high")
             // Only with the producer's key: FCM keeps at most four collapse keys per offline device, while it

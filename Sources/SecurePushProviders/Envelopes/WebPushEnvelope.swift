@@ -11,7 +11,15 @@ import SecurePushCore
 /// `push` event. `Urgency` follows the urgency (passive: low and `silent`, active: normal, time-sensitive and
 /// critical: high); with a collapse key, the digest is the `Topic`, the `tag` and `data.collapse`, so a newer
 /// notification of that key replaces the shown one. A clear (read sync) is the plain message `{"secureClear":[ids]}` with `Urgency: low`.
+///
+/// With a seal (`SECUREPUSH_SEALED_PREVIEWS=on`) the message is its own seal: the preview travels inside it as
+/// `notification.data.preview`, its `title` and `body` strings become the notification's (so Safari shows them
+/// without a service worker), and the provider pads the plaintext to `sealedBucket` bytes, so every sealed
+/// record has one size. A message that would not fit with its preview is sent without it.
 public struct WebPushEnvelope: EnvelopeProfile {
+    /// The padded plaintext of a sealed Web Push message, in bytes (the record is 103 bytes more).
+    public static let sealedBucket = 3072
+
     /// The generic text.
     public var settings: EnvelopeSettings
     /// The `navigate` URL (`SECUREPUSH_WEBPUSH_NAVIGATE_URL`); `{id}` in it is replaced by the id.
@@ -40,6 +48,12 @@ public struct WebPushEnvelope: EnvelopeProfile {
         )
     }
 
+    /// The preview's `title` and `body` strings, when it has them.
+    static func titleAndBody(_ preview: String) -> (title: String?, body: String?) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(preview.utf8))) as? [String: Any]
+        return (object?["title"] as? String, object?["body"] as? String)
+    }
+
     /// RFC 8030's `Urgency` for an urgency.
     static func urgencyHeader(_ urgency: Urgency) -> String {
         switch urgency {
@@ -49,15 +63,26 @@ public struct WebPushEnvelope: EnvelopeProfile {
         }
     }
 
-    /// The declarative message.
+    /// The declarative message: with the preview when there is one and the message still fits `sealedBucket`.
     func plaintext(for push: Push) -> EnvelopeJSON {
+        if case .notify = push.kind, let preview = push.seal?.previewJSON {
+            let sealed = message(for: push, preview: preview)
+            if sealed.data.count <= Self.sealedBucket { return sealed }
+        }
+        return message(for: push, preview: nil)
+    }
+
+    /// The declarative message, with `preview` (JSON text of an object) inside it.
+    func message(for push: Push, preview: String?) -> EnvelopeJSON {
         let id = push.notificationID.description
         switch push.kind {
         case .notify:
             var data: [String: EnvelopeJSON] = ["secureId": .string(id), "urgency": .string(push.urgency.rawValue)]
             if let collapse = push.collapseID { data["collapse"] = .string(collapse) }
+            let shown: (title: String?, body: String?) = preview.map(Self.titleAndBody) ?? (nil, nil)
+            if let preview { data["preview"] = .raw(preview) }
             var notification: [String: EnvelopeJSON] = [
-                "title": .string(settings.alert.title), "body": .string(settings.alert.body),
+                "title": .string(shown.title ?? settings.alert.title), "body": .string(shown.body ?? settings.alert.body),
                 "navigate": .string(navigateURL.replacingOccurrences(of: "{id}", with: id)), "tag": .string(push.collapseID ?? id),
                 "data": .object(data),
             ]

@@ -50,7 +50,9 @@ public struct WebPushProvider: PushProvider {
         let wire = configuration.envelope.request(for: push)
         let body: Data
         do {
-            body = try WebPushEncryption.encrypt(wire.body, userAgentPublicKey: p256dh, authSecret: auth)
+            // A sealed message is padded to one size, so its length does not tell whether (or what) it previews.
+            let padding = push.seal == nil ? nil : max(WebPushEnvelope.sealedBucket, wire.body.count)
+            body = try WebPushEncryption.encrypt(wire.body, userAgentPublicKey: p256dh, authSecret: auth, paddedTo: padding)
         } catch {
             return .tokenInvalid(reason: "Web Push subscription keys are malformed")
         }
