@@ -140,10 +140,12 @@ BEGIN
 END
 $$;
 
--- Claims return the preview and the device's sealing key when the caller seals (p_sealed).
+-- Claims return the preview and the device's sealing key when the caller seals (p_sealed). Its default keeps
+-- the previous release's dispatchers (seven arguments) claiming during a rolling upgrade.
 DROP FUNCTION securepush.claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer);
 CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid,
-                                            p_badge boolean, p_badge_limit integer, p_sealed boolean)
+                                            p_badge boolean, p_badge_limit integer,
+                                            p_sealed boolean DEFAULT false)
 RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean,
               expires_at timestamptz, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text,
               collapse_id text, preview text, seal_public bytea, seal_auth bytea)

@@ -13,7 +13,13 @@ struct PushTypeTests {
         )
         let labels = Mirror(reflecting: push).children.compactMap(\.label)
         // `urgency` is a fixed word and `collapseID` a 32-hex-digit digest computed in the database: neither can hold content.
-        #expect(labels.sorted() == ["attempt", "badge", "collapseID", "expiresAt", "kind", "notificationID", "priority", "target", "urgency"])
+        // `seal` holds the producer-approved preview (never the payload), which the envelopes only put on the wire sealed
+        // to the device (SealedPreviewTests: no preview byte in any capture); it is nil unless SECUREPUSH_SEALED_PREVIEWS=on.
+        #expect(
+            labels.sorted() == ["attempt", "badge", "collapseID", "expiresAt", "kind", "notificationID", "priority", "seal", "target", "urgency"])
+        #expect(push.seal == nil, "id-only unless the claim seals")
+        let seal = PushSeal(previewJSON: "{}", key: nil)
+        #expect(Mirror(reflecting: seal).children.compactMap(\.label).sorted() == ["key", "previewJSON"])
         #expect(Mirror(reflecting: push.urgency).children.isEmpty, "an enum without associated values")
         let targetLabels = Mirror(reflecting: push.target).children.compactMap(\.label)
         #expect(targetLabels.sorted() == ["deviceID", "options", "platform", "token"])

@@ -133,10 +133,18 @@ struct EnqueueTests {
             let rowTriggers: Int64 = try await db.scalar(
                 """
                 SELECT count(*)::bigint FROM pg_trigger
-                WHERE tgrelid = 'securepush.notifications'::regclass AND NOT tgisinternal AND (tgtype & 1) = 1
+                WHERE tgrelid = 'securepush.notifications'::regclass AND NOT tgisinternal AND (tgtype & 1) = 1 AND (tgtype & 4) = 4
                 """
             )
-            #expect(rowTriggers == 0, "no per-row trigger (and so no per-row NOTIFY) on notifications")
+            #expect(rowTriggers == 0, "no per-row INSERT trigger (and so no per-row NOTIFY) on notifications")
+            // The only row trigger erases a preview with its payload (migration 017): UPDATE OF payload, never on insert.
+            let updateTriggers: [String] = try await db.client.query(
+                """
+                SELECT tgname::text FROM pg_trigger
+                WHERE tgrelid = 'securepush.notifications'::regclass AND NOT tgisinternal AND (tgtype & 1) = 1
+                """, logger: db.logger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(updateTriggers == ["notifications_erase_preview"])
         }
     }
 }

@@ -8,6 +8,12 @@
  * ones are shown silently. When the browser replaces the push subscription (`pushsubscriptionchange`)
  * the worker hands the new address to the API with the device credential (no user token needed).
  *
+ * Sealed previews: when the producer let a short preview travel (and the server's
+ * SECUREPUSH_SEALED_PREVIEWS is on), the push itself carries it (`notification.data.preview`, inside
+ * the encrypted Web Push message). The worker then shows the preview's `title` and `body` at once,
+ * without waiting for the API, and fetches the notification in the background only to mark it read;
+ * a failed fetch changes nothing on screen (the real preview stays; it never turns into the generic text).
+ *
  * Register it from the page with securepush.js; it imports securepush-store.js from its own folder.
  * The API may be on another origin (it must list this origin in SECUREPUSH_CORS_ORIGINS).
  * Plain JavaScript, no dependencies.
@@ -34,11 +40,17 @@ function clearIDs(value) {
   return list.map((id) => String(id).trim()).filter((id) => ID_PATTERN.test(id));
 }
 
+/** A preview as the push carries it: a plain JSON object (not an array, not null), else `null`. */
+function previewOf(value) {
+  return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+}
+
 /**
- * What a push asks for: `{kind: 'notify', id, collapse, urgency, fallback}`, `{kind: 'clear', ids}`,
+ * What a push asks for: `{kind: 'notify', id, collapse, urgency, fallback, preview}`, `{kind: 'clear', ids}`,
  * or `null` when it is not a SecurePush message. Reads the Declarative Web Push form
- * (`web_push: 8030`, the id in `notification.data.secureId`, with `urgency` and, for a collapse key,
- * its digest `collapse` beside it) and a plain JSON data message (`secureId`, `secureClear`).
+ * (`web_push: 8030`, the id in `notification.data.secureId`, with `urgency`, for a collapse key its
+ * digest `collapse`, and for a sealed preview the `preview` object beside it) and a plain JSON data
+ * message (`secureId`, `secureClear`). `preview` is `null` when the push carries none.
  */
 function parsePush(event) {
   let message = null;
@@ -46,7 +58,7 @@ function parsePush(event) {
     message = event.data ? event.data.json() : null;
   } catch (error) {
     const text = event.data ? event.data.text().trim() : '';
-    return ID_PATTERN.test(text) ? { kind: 'notify', id: text, collapse: null, urgency: 'active', fallback: {} } : null;
+    return ID_PATTERN.test(text) ? { kind: 'notify', id: text, collapse: null, urgency: 'active', fallback: {}, preview: null } : null;
   }
   if (!message || typeof message !== 'object') return null;
   const declared = message.web_push === 8030 && message.notification && typeof message.notification === 'object'
@@ -65,7 +77,9 @@ function parsePush(event) {
     if (typeof declared.body === 'string') fallback.body = declared.body;
     if (typeof declared.navigate === 'string') fallback.navigate = declared.navigate;
   }
-  return { kind: 'notify', id, collapse, urgency, fallback };
+  // Only the declarative form carries a preview (the server puts it inside the encrypted message).
+  const preview = declared && declared.data && typeof declared.data === 'object' ? previewOf(declared.data.preview) : null;
+  return { kind: 'notify', id, collapse, urgency, fallback, preview };
 }
 
 /** A URL to open on click, only if it is on this worker's own origin; otherwise the scope. */
@@ -160,16 +174,12 @@ function text(value, fallback) {
   return typeof value === 'string' && value.length > 0 ? value.slice(0, 1000) : fallback;
 }
 
-async function showNotification(push) {
-  const options = await settings();
-  const result = await fetchNotification(push.id, options);
-  const notification = result.status === 'found' && result.notification && typeof result.notification === 'object'
-    ? result.notification
-    : {};
-  const payload = notification.payload && typeof notification.payload === 'object' ? notification.payload : {};
-  const found = result.status === 'found';
-  const title = found ? text(payload.title, text(push.fallback.title, options.title)) : text(push.fallback.title, options.title);
-  const body = found ? text(payload.body, '') : text(push.fallback.body, options.body);
+/**
+ * Shows one notification for a push: `title`/`body` as given, under the push's tag (a collapse key's
+ * digest replaces the shown one), silent when passive; then tells the pages what was shown.
+ * `report`: what the pages are told besides (event, status, category, preview).
+ */
+async function present(push, options, { title, body, category, preview }, report) {
   // One shown notification per collapse key: a newer notification replaces the shown one (and alerts
   // again unless passive); a redelivery of the same id replaces it quietly.
   const tag = push.collapse || push.id;
@@ -186,14 +196,57 @@ async function showNotification(push) {
       secureId: push.id,
       collapse: push.collapse,
       urgency: push.urgency,
-      category: typeof notification.category === 'string' ? notification.category : null,
+      category,
+      // The whole preview (its other members are the app's), for the page a click opens.
+      preview: preview || null,
       url: sameOriginURL(push.fallback.navigate || options.openURL),
     },
   });
+  await tell(Object.assign({ id: push.id, title, body, tag, silent, renotify, urgency: push.urgency, category }, report));
+}
+
+/**
+ * A push that carries a sealed preview: its `title` and `body` (the preview's own strings, else the
+ * message's declared text, else the generic text) are shown at once. Then, still inside the push
+ * event's waitUntil, the notification is fetched with the device credential so the server marks it
+ * read. Whatever the fetch gives, the shown notification stays as it is: on failure the real preview
+ * is better than the generic text, and on success showing it again would only flash it. The pages are
+ * told the fetch's outcome (`event: 'fetched'`).
+ */
+async function showPreview(push, options) {
+  const preview = push.preview;
+  const title = text(preview.title, text(push.fallback.title, options.title));
+  const body = text(preview.body, text(push.fallback.body, ''));
+  await present(push, options, { title, body, category: null, preview }, { event: 'shown', status: 'preview', preview: true });
+  let result;
+  try {
+    result = await fetchNotification(push.id, options);
+  } catch (error) {
+    result = { status: 'unavailable' };
+  }
+  const notification = result.status === 'found' && result.notification && typeof result.notification === 'object'
+    ? result.notification
+    : {};
   await tell({
-    event: found ? 'shown' : 'fallback', id: push.id, status: result.status, title, body, tag, silent, renotify, urgency: push.urgency,
+    event: 'fetched', id: push.id, status: result.status, preview: true,
     category: typeof notification.category === 'string' ? notification.category : null,
   });
+}
+
+async function showNotification(push) {
+  const options = await settings();
+  if (push.preview) return showPreview(push, options);
+  const result = await fetchNotification(push.id, options);
+  const notification = result.status === 'found' && result.notification && typeof result.notification === 'object'
+    ? result.notification
+    : {};
+  const payload = notification.payload && typeof notification.payload === 'object' ? notification.payload : {};
+  const found = result.status === 'found';
+  const title = found ? text(payload.title, text(push.fallback.title, options.title)) : text(push.fallback.title, options.title);
+  const body = found ? text(payload.body, '') : text(push.fallback.body, options.body);
+  const category = typeof notification.category === 'string' ? notification.category : null;
+  return present(push, options, { title, body, category, preview: null },
+    { event: found ? 'shown' : 'fallback', status: result.status, preview: false });
 }
 
 async function clearNotifications(ids) {

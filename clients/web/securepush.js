@@ -160,13 +160,20 @@
       return device ? { deviceId: device.deviceId, apiBase: device.apiBase } : null;
     },
 
-    /** Unread notifications with their payloads, each marked read (`GET /v1/notifications?unread=true&include=payload`). */
+    /**
+     * Unread notifications with their payloads, each marked read (`GET /v1/notifications?unread=true&include=payload`).
+     * Each is the API's object as it is: `{id, payload, preview, category, ...}`, `preview` being the
+     * producer's short preview object or `null`.
+     */
     async catchUp({ limit = 50 } = {}) {
       const page = await deviceCall('v1/notifications?unread=true&include=payload&limit=' + encodeURIComponent(limit));
       return page.notifications;
     },
 
-    /** Fetches one notification (`{id, payload, category, ...}`) and marks it read. */
+    /**
+     * Fetches one notification (`{id, payload, preview, category, ...}`, `preview` the producer's short
+     * preview object or `null`) and marks it read.
+     */
     async fetch(id) {
       return deviceCall('v1/notifications/' + encodeURIComponent(id));
     },

@@ -48,7 +48,7 @@
     attempt('catch-up', async () => {
       const unread = await SecurePush.catchUp();
       log('catch-up: ' + unread.length + ' unread');
-      for (const item of unread) addNotification((item.payload && item.payload.title) || item.id);
+      for (const item of unread) addNotification((item.payload && item.payload.title) || (item.preview && item.preview.title) || item.id);
     }));
   $('renew').addEventListener('click', () =>
     attempt('subscription renewal', async () => {
@@ -112,6 +112,8 @@
     }));
 
   window.securePushShown = [];
+  // The worker's background fetches after showing a sealed preview, in order (the browser test reads them).
+  window.securePushFetched = [];
   navigator.serviceWorker.addEventListener('message', (event) => {
     const message = event.data || {};
     if (message.source !== 'securepush') return;
@@ -124,10 +126,17 @@
       log('push subscription changed: ' + message.status);
       return;
     }
+    if (message.event === 'fetched') {
+      // The preview is already shown; this fetch only marks the notification read.
+      log('push ' + message.id + ': preview fetched in the background (' + message.status + ')');
+      window.securePushFetched.push(message);
+      return;
+    }
     log('push ' + message.id + ': ' + message.event + ' (' + message.status + ')');
     // What the worker asked the browser to show, in order (the browser test reads it).
     window.securePushShown.push(message);
-    addNotification(message.title + ' (' + message.id.slice(0, 8) + (message.event === 'shown' ? ')' : ', generic text: ' + message.status + ')'));
+    const how = message.preview ? ', sealed preview)' : message.event === 'shown' ? ')' : ', generic text: ' + message.status + ')';
+    addNotification(message.title + ' (' + message.id.slice(0, 8) + how);
   });
 
   $('api').textContent = apiBase;

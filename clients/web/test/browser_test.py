@@ -10,6 +10,10 @@ Headless Chromium cannot subscribe with a real push service, so the page registe
 whose endpoint is the local push service (the kit's registerSubscription, as for a self-hosted push
 server). The API is reached through a small proxy that can answer 503 or drop connections.
 
+The server runs with sealed previews on (SECUREPUSH_SEALED_PREVIEWS=on): a notification with a preview
+carries it inside the encrypted Web Push message, and the worker shows it even with the API unreachable;
+every notify push is padded to the same size, and no preview byte appears in a capture or the server log.
+
 A second part serves the kit from another origin (a small static server, the files as checked in),
 as an app would: the API allows that origin (SECUREPUSH_CORS_ORIGINS) and the kit registers, fetches,
 mutes categories, sets quiet hours, shows collapsed and passive notifications and hands the API a new
@@ -283,13 +287,18 @@ class FakeSubscription:
     def received(self):
         return len(self.push_service.requests(self.path))
 
+    def decrypt(self, body):
+        """The plaintext of a push body (RFC 8291; the RFC 8188 padding removed)."""
+        return http_ece.decrypt(body, private_key=self.key, auth_secret=self.auth, version="aes128gcm").decode()
+
     def next(self):
-        """Waits for the next push to this subscription; returns (headers with lower-case names, plaintext)."""
+        """Waits for the next push to this subscription; returns (headers with lower-case names, plaintext).
+        The body as the push service received it (ciphertext) is kept in `last_body`."""
         requests = wait_for("a push to " + self.path, lambda: self.push_service.requests(self.path)[self.seen:] or None)
         self.seen += 1
         request = requests[0]
-        plaintext = http_ece.decrypt(request["body"], private_key=self.key, auth_secret=self.auth, version="aes128gcm")
-        return {k.lower(): v for k, v in request["headers"].items()}, plaintext.decode()
+        self.last_body = request["body"]
+        return {k.lower(): v for k, v in request["headers"].items()}, self.decrypt(request["body"])
 
 
 # MARK: Chromium over the DevTools protocol
@@ -442,6 +451,7 @@ class BrowserTest:
             "SECUREPUSH_DEMO": "on",
             "SECUREPUSH_CORS_ORIGINS": cors_origins,
             "SECUREPUSH_READ_SYNC_WINDOW": "0s",
+            "SECUREPUSH_SEALED_PREVIEWS": "on",
             "SECUREPUSH_LOG_LEVEL": "notice",
         })
         migrate = subprocess.run([self.args.securepush, "migrate"], env=env, capture_output=True, text=True)
@@ -479,6 +489,14 @@ class BrowserTest:
         return self.psql(self.database_url, "INSERT INTO securepush.notifications (%s) VALUES (%s) RETURNING id"
                          % (", ".join(names), ", ".join("'%s'" % str(v).replace("'", "''") for v in values)))
 
+    def enqueue_function(self, payload, preview=None):
+        """A producer's securepush.enqueue(user, payload[, preview => ...]); returns the id."""
+        def literal(value):
+            return "'%s'::jsonb" % json.dumps(value, ensure_ascii=False).replace("'", "''")
+        call = "securepush.enqueue('%s', %s%s)" % (self.user.replace("'", "''"), literal(payload),
+                                                   "" if preview is None else ", preview => " + literal(preview))
+        return self.psql(self.database_url, "SELECT " + call)
+
     def notifications(self):
         """The notifications the current page's service worker registration shows."""
         return self.browser.evaluate(
@@ -495,6 +513,14 @@ class BrowserTest:
             reports = self.browser.evaluate("window.securePushShown")
             return next((r for r in reversed(reports) if r["tag"] == tag and (title is None or r["title"] == title)), None)
         return wait_for("the worker's report of a notification tagged %s%s" % (tag, "" if title is None else " titled " + title), find)
+
+    def fetched(self, notification_id):
+        """Waits for the worker's report of the background fetch it makes after showing a sealed preview
+        and returns it: id, status ('found', 'unavailable', 'not_found', ...), preview, category."""
+        def find():
+            reports = self.browser.evaluate("window.securePushFetched")
+            return next((r for r in reversed(reports) if r["id"] == notification_id), None)
+        return wait_for("the worker's report of its background fetch of " + notification_id, find)
 
     def shown(self, tag, title=None):
         """Waits for a shown notification tagged `tag` (with `title`, when given) and returns it."""
@@ -645,6 +671,8 @@ class BrowserTest:
             check(any(n["tag"] == last for n in notifications()), "a clear closes only what it names")
             results.append(("read sync", "read on another device: clear pushed, notification closed"))
 
+            self.sealed_previews(proxy, push_service, pushes, deliver, device_id, generic_title, results)
+
             # 7. Unregister: the credential stops working.
             browser.evaluate("SecurePush.unregister()")
             check(browser.evaluate("SecurePush.device()") is None, "no device after unregistering")
@@ -673,6 +701,135 @@ class BrowserTest:
             browser.close()
         for name, outcome in results:
             print("  browser: %-12s %s" % (name, outcome))
+
+    def sealed_previews(self, proxy, push_service, pushes, deliver, device_id, generic_title, results):
+        """6b-6e: sealed previews (SECUREPUSH_SEALED_PREVIEWS=on). A notification with a preview is shown with
+        the preview's text at once, with the API unreachable too; one without shows the generic text then;
+        with the API reachable the background fetch marks it read. The three pushes have one size on the wire,
+        and no preview byte is in any capture or in the server's log."""
+        browser = self.browser
+        database_url = self.database_url
+        preview = {"title": "Card payment", "body": "€12.40 at Bakery"}
+        secret_payload = {"secret": "payload"}
+        captured = []
+
+        def fetch_rows(notification_id):
+            return self.psql(database_url, "SELECT count(*) FROM securepush.fetches WHERE notification_id = '%s'" % notification_id)
+
+        def is_read(notification_id):
+            return self.psql(database_url, "SELECT read_at IS NOT NULL FROM securepush.notifications WHERE id = '%s'" % notification_id)
+
+        def shown_reports(notification_id):
+            return [r for r in browser.evaluate("window.securePushShown") if r["id"] == notification_id]
+
+        # The earlier scenarios' notifications are closed, so the browser's own list shows the new ones
+        # (headless Chromium keeps only a few requireInteraction toasts).
+        browser.evaluate("navigator.serviceWorker.ready.then(r => r.getNotifications()).then(list => list.forEach(n => n.close()))")
+        wait_for("the earlier notifications to close", lambda: self.notifications() == [])
+
+        # 6b. Sealed, API unreachable: the preview travels inside the encrypted message and is shown at once;
+        # the background fetch fails (the proxy drops it), the preview stays, nothing is read on the server.
+        proxy.mode = "down"
+        sealed = self.enqueue_function(secret_payload, preview)
+        _, message = pushes.next()
+        captured.append(("sealed, API down", pushes.last_body))
+        declared = json.loads(message)["notification"]
+        check(declared["data"].get("secureId") == sealed and declared["data"].get("preview") == preview,
+              "the decrypted push carries the id and the preview: %s" % message)
+        check(declared["title"] == preview["title"] and declared["body"] == preview["body"],
+              "the declared text is the preview's (for browsers that show it without the worker): %s" % message)
+        check("secret" not in message, "the payload never travels, only the preview: %s" % message)
+        deliver(message)
+        notification = self.reported(sealed)
+        check(notification["preview"] is True and notification["title"] == preview["title"] and notification["body"] == preview["body"],
+              "the worker showed the real preview with the API unreachable: %s" % notification)
+        displayed = self.shown(sealed)
+        check(displayed["title"] == preview["title"] and displayed["body"] == preview["body"] and displayed["data"]["preview"] == preview,
+              "the browser shows the preview (and keeps the preview object for the app): %s" % displayed)
+        background = self.fetched(sealed)
+        check(background["status"] == "unavailable", "the background fetch failed: %s" % background)
+        check(proxy.read_count(sealed) >= 1, "the worker tried to fetch in the background")
+        check(fetch_rows(sealed) == "0" and is_read(sealed) == "f",
+              "the API was unreachable: no fetch of the sealed notification reached the server")
+        check(len(shown_reports(sealed)) == 1 and self.shown(sealed)["title"] == preview["title"],
+              "a failed background fetch leaves the preview shown (no generic text): %s" % shown_reports(sealed))
+        results.append(("sealed, API down", "preview %r shown at once; background fetch %s after %d attempts, not read"
+                        % (preview["title"], background["status"], proxy.read_count(sealed))))
+
+        # 6c. Unsealed, API unreachable: no preview in the push, so the generic text.
+        plain = self.enqueue_function(secret_payload)
+        _, message = pushes.next()
+        captured.append(("unsealed, API down", pushes.last_body))
+        declared = json.loads(message)["notification"]
+        check(declared["data"].get("secureId") == plain and "preview" not in declared["data"],
+              "a notification without a preview is pushed without one: %s" % message)
+        check("secret" not in message, "the payload never travels: %s" % message)
+        deliver(message)
+        notification = self.reported(plain)
+        generic_body = declared.get("body") or "Open the app to read it."
+        check(notification["preview"] is False and notification["event"] == "fallback" and notification["title"] == generic_title
+              and notification["body"] == generic_body, "an unsealed push with the API unreachable shows the generic text: %s" % notification)
+        check(self.shown(plain)["title"] == generic_title, "the browser shows the generic text")
+        check(proxy.read_count(plain) >= 1 and fetch_rows(plain) == "0" and is_read(plain) == "f",
+              "the worker tried to fetch, and nothing reached the server")
+        results.append(("unsealed, API down", "generic text %r shown" % generic_title))
+
+        # 6d. Sealed, API reachable: the preview at once, then the background fetch marks it read; the
+        # shown notification is not replaced (no flash).
+        proxy.mode = "pass"
+        reachable = self.enqueue_function(secret_payload, preview)
+        _, message = pushes.next()
+        captured.append(("sealed, API up", pushes.last_body))
+        check(json.loads(message)["notification"]["data"].get("preview") == preview, "the push carries the preview: %s" % message)
+        deliver(message)
+        notification = self.reported(reachable)
+        check(notification["preview"] is True and notification["title"] == preview["title"] and notification["body"] == preview["body"],
+              "the worker showed the preview: %s" % notification)
+        background = self.fetched(reachable)
+        check(background["status"] == "found", "the background fetch succeeded: %s" % background)
+        wait_for("the sealed notification to be read on the server", lambda: is_read(reachable) == "t")
+        fetched_by = self.psql(database_url, "SELECT device_id FROM securepush.fetches WHERE notification_id = '%s'" % reachable)
+        check(fetched_by == device_id, "marked fetched by this browser's device (%s)" % fetched_by)
+        check(len(shown_reports(reachable)) == 1 and self.shown(reachable)["title"] == preview["title"],
+              "the preview stays after the fetch, shown once: %s" % shown_reports(reachable))
+        # The read API's notification objects carry the preview (null without one), as the kit returns them.
+        item = browser.evaluate("SecurePush.fetch(%s)" % json.dumps(reachable))
+        check(item["preview"] == preview and item["payload"] == secret_payload, "SecurePush.fetch returns the preview: %s" % item)
+        item = browser.evaluate("SecurePush.fetch(%s)" % json.dumps(plain))
+        check("preview" in item and item["preview"] is None, "a notification without a preview has preview null: %s" % item)
+        # The preview's own text wins over the declared text, and a background 404 leaves it shown too.
+        stray = str(uuid.uuid4())
+        crafted = json.loads(message)
+        crafted["notification"].update({"title": generic_title, "tag": stray})
+        crafted["notification"]["data"]["secureId"] = stray
+        deliver(json.dumps(crafted))
+        notification = self.reported(stray)
+        check(notification["title"] == preview["title"] and notification["body"] == preview["body"],
+              "the worker takes the text from data.preview: %s" % notification)
+        check(self.fetched(stray)["status"] == "not_found" and len(shown_reports(stray)) == 1,
+              "a background 404 leaves the preview shown")
+        results.append(("sealed, API up", "preview shown once, read on the server by the background fetch"))
+
+        # 6e. One size on the wire: the three pushes (and every other notify push to this subscription: with
+        # sealed previews on, all are padded) are 3175 bytes of ciphertext; no preview byte in any capture
+        # (bodies and headers) or in the server's log.
+        sizes = {name: len(body) for name, body in captured}
+        check(set(sizes.values()) == {3175}, "sealed and unsealed pushes are 3175 bytes each on the wire: %s" % sizes)
+        notify_sizes = [len(r["body"]) for r in push_service.requests(pushes.path) if "secureClear" not in json.loads(pushes.decrypt(r["body"]))]
+        check(set(notify_sizes) == {3175}, "every notify push to this subscription is 3175 bytes: %s" % notify_sizes)
+        secrets = [preview["title"], preview["body"], "Card payment", "Bakery", "12.40"]
+        with push_service.lock:
+            captures = list(push_service.received)
+        for request in captures:
+            wire = request["body"] + json.dumps(request["headers"]).encode() + request["path"].encode()
+            for secret in secrets:
+                check(secret.encode() not in wire, "no preview byte (%r) in a push service capture" % secret)
+        with open(os.path.join(self.args.output, "securepush.log"), "rb") as f:
+            server_log = f.read()
+        for secret in secrets:
+            check(secret.encode() not in server_log, "no preview byte (%r) in the server's log" % secret)
+        results.append(("sealed sizes", "%d notify pushes (sealed or not), all 3175 bytes; no preview byte in %d captures or the server log"
+                        % (len(notify_sizes), len(captures))))
 
     def preflight(self, api_port, origin, method, path):
         """A CORS preflight as a browser sends it; returns (status, headers with lower-case names, repeats joined)."""
