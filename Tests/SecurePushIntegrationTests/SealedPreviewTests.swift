@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PostgresNIO
 import SecurePushClient
@@ -8,7 +7,6 @@ import SecurePushFakes
 import SecurePushStore
 import SecurePushTestSupport
 import Testing
-import _CryptoExtras
 
 /// Sealed previews end to end (docs/security.md): previews enqueued with SQL, a dispatcher with every real
 /// provider and `SECUREPUSH_SEALED_PREVIEWS=on`, what each fake platform captured, and the Swift client opening
@@ -19,41 +17,6 @@ struct SealedPreviewTests {
     static let preview = #"{"title":"Card payment","body":"€12.40 at Bakery"}"#
     /// Words of the preview that must not appear in any capture or log.
     static let previewWords = ["Card payment", "Bakery", "12.40"]
-
-    /// The fake platforms, their settings and a device per platform.
-    struct Platforms {
-        var apns: FakeAPNsServer
-        var fcm: FakeFCMServer
-        var webPush: FakeWebPushServer
-        var wns: FakeWNSServer
-        var settings: [String: String]
-    }
-
-    func withPlatforms(_ body: (Platforms) async throws -> Void) async throws {
-        let apnsKey = try FakeCredentials.apnsKey()
-        let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey()])
-        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let fcm = try await FakeFCMServer.start(
-            projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: rsa.publicKey)
-        let webPush = try await FakeWebPushServer.start()
-        let wns = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-7", clientSecret: "wns-secret-\(UUID())")
-        try await withShutdown(of: apns) {
-            try await withShutdown(of: fcm) {
-                try await withShutdown(of: webPush) {
-                    try await withShutdown(of: wns) {
-                        var settings = FakeCredentials.environment(apns: apns, key: apnsKey)
-                        settings.merge(
-                            FakeCredentials.environment(fcm: fcm, account: try FakeCredentials.serviceAccount(key: rsa, tokenURI: fcm.tokenURI))
-                        ) { $1 }
-                        settings.merge(FakeCredentials.environment(webPush: webPush, vapidKeyFile: try FakeCredentials.vapidKey().path)) { $1 }
-                        settings.merge(FakeCredentials.environment(wns: wns)) { $1 }
-                        settings["SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS"] = FakeCredentials.loopbackNetworks
-                        try await body(Platforms(apns: apns, fcm: fcm, webPush: webPush, wns: wns, settings: settings))
-                    }
-                }
-            }
-        }
-    }
 
     /// Registers `key` as the device's sealing key, as `PUT /v1/devices/current/sealing-key` does.
     func setKey(_ db: TestDatabase, device: UUID, _ key: SealingKey) async throws {
@@ -73,7 +36,7 @@ struct SealedPreviewTests {
     )
     func sealedOnEveryPlatform() async throws {
         try await TestDatabase.with { db in
-            try await withPlatforms { platforms in
+            try await FakePlatforms.with { platforms in
                 let (apns, fcm, webPush, wns) = (platforms.apns, platforms.fcm, platforms.webPush, platforms.wns)
                 let (apnsKey, fcmKey, wnsKey, strangerKey) = (
                     SealingKey.generate(), SealingKey.generate(), SealingKey.generate(), SealingKey.generate()
@@ -194,7 +157,7 @@ struct SealedPreviewTests {
     @Test("switch off: previews are stored and returned but never pushed; pushes are exactly id-only")
     func switchOff() async throws {
         try await TestDatabase.with { db in
-            try await withPlatforms { platforms in
+            try await FakePlatforms.with { platforms in
                 let key = SealingKey.generate()
                 try await setKey(db, device: try await db.insertDevice(user: "bo", platform: "apns", token: hexToken()), key)
                 let subscription = platforms.webPush.subscribe()
