@@ -70,6 +70,7 @@ extension Dispatcher {
                     let verdict: CircuitBreaker.Result = sent.cancelled ? .inconclusive : CircuitBreaker.Result(sent.result)
                     breakers.record(sent.key, verdict, probe: sent.probe, at: clock.now)
                     sending.completions.append(outcome(for: sent))
+                    if case .sent = sent.result { sealedCounters.record(sent.delivery.push) }
                     inFlight -= 1
                 case .watcher(let watch):
                     watching = false

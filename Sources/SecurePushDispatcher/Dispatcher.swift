@@ -39,6 +39,7 @@ public final class Dispatcher: Service, Sendable {
     /// How long claims waited at the replication gate (`securepush_replication_gate_wait`).
     let gateTimer = Metrics.Timer(label: "securepush_replication_gate_wait")
     let outcomeCounters: [DeliveryOutcome.Kind: Counter]
+    let sealedCounters = SealedPushCounters()
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(

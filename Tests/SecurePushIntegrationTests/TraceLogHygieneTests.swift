@@ -1,20 +1,25 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import NIOCore
 import NIOFoundationEssentialsCompat
 import NIOHTTP1
+import PostgresNIO
 import SecurePushAPI
+import SecurePushCore
 import SecurePushStore
 import SecurePushTestSupport
 import Testing
 
-/// No password, device secret, user token, push token or payload byte in the output at any log level:
-/// the real binary at `trace`, through registration, enqueue, push and read, and the subcommands.
+/// No password, device secret, user token, push token, sealing auth secret, payload or preview byte in the
+/// output at any log level: the real binary at `trace` (sealed previews on), through registration, enqueue,
+/// push and read, and the subcommands; nor in `/metrics` and `/status`.
 @Suite("Logs hold no secret at trace")
 struct TraceLogHygieneTests {
     static let password = "pw-LEAKCHECK-7f3a91"
     static let pushToken = "push-token-LEAKCHECK-55aa"
     static let payloadNeedle = "PAYLOAD-LEAKCHECK-31337"
+    static let previewNeedle = "PREVIEW-LEAKCHECK-4242"
 
     /// `text`, its lowercase and uppercase hex, and its base64 (at each of the three alignments).
     static func forms(_ text: String) -> [String] {
@@ -45,10 +50,15 @@ struct TraceLogHygieneTests {
             let outbox = directory.appendingPathComponent("outbox.jsonl")
             let environment = [
                 "DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace", "SECUREPUSH_PROVIDERS": "simulated",
-                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path,
+                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path, "SECUREPUSH_SEALED_PREVIEWS": "on",
             ]
+            // The device's sealing key: its auth secret is a secret the server holds and must never write out.
+            let sealPublic = P256.KeyAgreement.PrivateKey().publicKey.x963Representation.base64URLEncodedString
+            let sealAuth = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString
             let userToken = try await HostileInputTests.userToken("user-trace")
-            var secrets: [String: String] = ["password": Self.password, "user token": userToken, "push token": Self.pushToken]
+            var secrets: [String: String] = [
+                "password": Self.password, "user token": userToken, "push token": Self.pushToken, "sealing auth secret": sealAuth,
+            ]
             try await withServedAPI(db, role: "all", environment: environment, logFile: log) { port in
                 try await eventually("the server answers", timeout: .seconds(30)) {
                     (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
@@ -57,31 +67,52 @@ struct TraceLogHygieneTests {
                 register.method = .POST
                 register.headers.add(name: "Authorization", value: "Bearer \(userToken)")
                 register.headers.add(name: "Content-Type", value: "application/json")
-                register.body = .bytes(ByteBuffer(string: #"{"platform":"simulated","token":"\#(Self.pushToken)"}"#))
+                register.body = .bytes(
+                    ByteBuffer(
+                        string:
+                            #"{"platform":"simulated","token":"\#(Self.pushToken)","sealing_key":{"p256dh":"\#(sealPublic)","auth":"\#(sealAuth)"}}"#
+                    ))
                 let registered = try await HTTPClient.shared.execute(register, timeout: .seconds(10))
                 #expect(registered.status == .created)
                 let created = try JSONSerialization.jsonObject(with: Data(buffer: try await registered.body.collect(upTo: 1 << 16))) as? [String: Any]
                 let deviceID = try #require(created?["device_id"] as? String)
                 let deviceSecret = try #require(created?["device_secret"] as? String)
                 secrets["device secret"] = deviceSecret
-                let id = try await db.enqueue(user: "user-trace", payload: #"{"secret":"\#(Self.payloadNeedle)"}"#)
+                let id: UUID = try await db.scalar(
+                    """
+                    SELECT securepush.enqueue('user-trace', \(#"{"secret":"\#(Self.payloadNeedle)"}"#)::jsonb,
+                                              preview => \(#"{"title":"\#(Self.previewNeedle)"}"#)::jsonb)
+                    """)
                 try await eventually("the push went out", timeout: .seconds(30)) {
                     (try? String(contentsOf: outbox, encoding: .utf8))?.contains(id.uuidString.lowercased()) == true
                 }
+                let pushed = try String(contentsOf: outbox, encoding: .utf8)
+                #expect(pushed.contains("secureSealed"), "the push carries the sealed preview")
+                #expect(Self.leaks(in: pushed, secrets: ["preview": Self.previewNeedle, "payload": Self.payloadNeedle]).isEmpty)
                 var read = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/notifications/\(id)")
                 read.headers.add(name: "Authorization", value: "Bearer \(deviceID).\(deviceSecret)")
                 let fetched = try await HTTPClient.shared.execute(read, timeout: .seconds(10))
                 #expect(fetched.status == .ok)
                 let body = String(buffer: try await fetched.body.collect(upTo: 1 << 16))
-                #expect(body.contains(Self.payloadNeedle), "the read returned the payload")
+                #expect(body.contains(Self.payloadNeedle) && body.contains(Self.previewNeedle), "the read returned the payload and preview")
                 // Another user takes the push token over: the re-bind is counted in /metrics.
                 var rebind = register
                 rebind.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(try await HostileInputTests.userToken("user-taker"))")
                 #expect(try await HTTPClient.shared.execute(rebind, timeout: .seconds(10)).status == .created)
                 let metrics = try await DispatcherOperationsTests.get(port, "/metrics").body
                 #expect(metrics.contains("securepush_device_rebinds_total 1"), "the re-bind counter")
+                let sealedLine = metrics.split(separator: "\n").first {
+                    $0.hasPrefix("securepush_sealed_pushes_total{") && $0.contains(#"platform="simulated""#) && $0.contains(#"preview="sealed""#)
+                }
+                #expect(sealedLine?.hasSuffix(" 1") == true, "one sealed push counted: \(sealedLine ?? "none")")
+                let status = try await DispatcherOperationsTests.get(port, "/status").body
+                let exposed = ["payload": Self.payloadNeedle, "preview": Self.previewNeedle, "sealing auth secret": sealAuth]
+                #expect(
+                    Self.leaks(in: metrics + status, secrets: exposed).isEmpty,
+                    "/metrics or /status: \(Self.leaks(in: metrics + status, secrets: exposed))")
             }
             secrets["payload"] = Self.payloadNeedle
+            secrets["preview"] = Self.previewNeedle
             let output = try String(contentsOf: log, encoding: .utf8)
             #expect(output.contains("trace") || output.contains("debug"), "the log was written at trace")
             #expect(output.count > 1000, "the log has content: \(output.count) characters")

@@ -10,11 +10,13 @@ enum ClientMode {
         let pushes = try arguments.int("count", default: 20_000)
         let inFlight = try arguments.int("in-flight", default: 100)
         let key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8))
-        let load = ProviderLoad(baseURL: "https://127.0.0.1:\(port)", caFile: caFile, key: key)
+        var load = ProviderLoad(baseURL: "https://127.0.0.1:\(port)", caFile: caFile, key: key)
+        load.sealed = (try? arguments.string("sealed")) == "1"
         let (sent, seconds) = try await load.run(pushes: pushes, inFlight: inFlight)
         print(
             String(
-                format: "apns count=%d in_flight=%d sent=%d elapsed_s=%.3f pushes_per_s=%.0f", pushes, inFlight, sent, seconds, Double(sent) / seconds
+                format: "apns sealed=\(load.sealed ? 1 : 0) count=%d in_flight=%d sent=%d elapsed_s=%.3f pushes_per_s=%.0f", pushes, inFlight, sent,
+                seconds, Double(sent) / seconds
             ))
     }
 }

@@ -15,6 +15,9 @@ struct ProviderLoad {
     var baseURL: String
     var caFile: String
     var key: P256.Signing.PrivateKey
+    /// Whether every push carries a preview sealed to a device key (`SECUREPUSH_SEALED_PREVIEWS=on`): the
+    /// sealing (one P-256 key agreement and an AES-GCM seal per push) is part of the measured send.
+    var sealed = false
 
     /// Sends one push to connect and authenticate, then the load. Returns the pushes the provider
     /// reported sent and the seconds the load took.
@@ -33,7 +36,7 @@ struct ProviderLoad {
                 httpClient: client, logger: logger)
             guard case .sent = await provider.send(Self.push()) else { throw BenchError("the warm-up push was not accepted") }
             // The pushes exist before the clock starts, as h2load's one request does: the figure is the provider's.
-            let load = (0..<pushes).map { _ in Self.push() }
+            let load = (0..<pushes).map { _ in sealed ? Self.sealedPush() : Self.push() }
             let clock = ContinuousClock()
             let start = clock.now
             let sent = await withTaskGroup(of: Int.self) { group in
@@ -57,6 +60,16 @@ struct ProviderLoad {
             try? await client.shutdown().get()
             throw error
         }
+    }
+
+    /// A push whose preview is sealed to a fresh device key, as the claim hands it over with the switch on.
+    static func sealedPush() -> Push {
+        var push = push()
+        let device = P256.KeyAgreement.PrivateKey().publicKey.x963Representation
+        let auth = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        push.seal = PushSeal(
+            previewJSON: #"{"body": "12.40 at Bakery", "title": "Card payment"}"#, key: SealingPublicKey(publicKey: device, authSecret: auth))
+        return push
     }
 
     static func push() -> Push {

@@ -9,8 +9,9 @@
 //       signing key to DIR/key.p8, prints one line
 //       `fake port=… ca=… key=… team=… key_id=… topic=… jwt=…` (jwt: a valid provider token for
 //       clients that cannot sign, such as h2load), and on SIGUSR1 prints `stats accepted=… connections=…`.
-//   securepush-apns-bench --client --port P --ca FILE --key FILE [--count 20000] [--in-flight 100]
-//       only SecurePush's provider, against a fake in another process.
+//   securepush-apns-bench --client --port P --ca FILE --key FILE [--count 20000] [--in-flight 100] [--sealed 1]
+//       only SecurePush's provider, against a fake in another process; with --sealed 1 every push carries a
+//       preview sealed to a device key (SECUREPUSH_SEALED_PREVIEWS=on).
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -3,27 +3,19 @@ import SecurePushCore
 
 /// Seals a push's id and preview to the device's sealing key for APNs, FCM and WNS (docs/security.md): the
 /// plaintext `{"id":"<id>","preview":{...}}` (or `{"id":"<id>"}` without a preview, or with one that does not
-/// fit), RFC 8291 `aes128gcm` padded to `bucket` bytes, base64url. Every sealed value is therefore
+/// fit: `PushSeal.plaintext(for:)`), RFC 8291 `aes128gcm` padded to `PushSeal.bucket` bytes, base64url. Every sealed value is therefore
 /// `sealedLength` characters, preview or not; only the device's private key opens it.
 enum PreviewSealer {
-    /// The padded plaintext of a sealed value, in bytes.
-    static let bucket = 1024
-    /// The length of every sealed value: base64url (no padding) of `bucket + overhead` bytes.
-    static let sealedLength = ((bucket + WebPushEncryption.overhead) * 4 + 2) / 3
+    /// The length of every sealed value: base64url (no padding) of `PushSeal.bucket + overhead` bytes.
+    static let sealedLength = ((PushSeal.bucket + WebPushEncryption.overhead) * 4 + 2) / 3
 
     /// The sealed value of `push`, or `nil` when it is not sealed (no seal, no key, a clear) or the key is
     /// not a point on the curve (the push stays id-only).
     static func sealed(_ push: Push) -> String? {
         guard case .notify = push.kind, let seal = push.seal, let key = seal.key else { return nil }
-        let id = push.notificationID.description
-        var plaintext = Data(#"{"id":"\#(id)""#.utf8)
-        if let preview = seal.previewJSON {
-            let withPreview = plaintext + Data(#","preview":\#(preview)}"#.utf8)
-            plaintext = withPreview.count <= bucket ? withPreview : plaintext + Data("}".utf8)
-        } else {
-            plaintext.append(contentsOf: "}".utf8)
-        }
-        let record = try? WebPushEncryption.encrypt(plaintext, userAgentPublicKey: key.publicKey, authSecret: key.authSecret, paddedTo: bucket)
+        let plaintext = seal.plaintext(for: push.notificationID).data
+        let record = try? WebPushEncryption.encrypt(
+            plaintext, userAgentPublicKey: key.publicKey, authSecret: key.authSecret, paddedTo: PushSeal.bucket)
         return record?.base64URLEncodedString
     }
 }
