@@ -1,12 +1,20 @@
 import Foundation
 
 extension Data {
-    /// Unpadded base64url (RFC 4648 §5), as JWTs and Web Push keys use it.
+    /// Unpadded base64url (RFC 4648 §5), as JWTs, Web Push keys and sealed previews use it. Rewritten byte by
+    /// byte: Foundation's string search on Linux made three `replacingOccurrences` cost more than the base64
+    /// itself for a 1503-character sealed value (`ops/bench`'s sealed APNs row).
     package var base64URLEncodedString: String {
-        base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var bytes = base64EncodedData()
+        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        for index in bytes.indices {
+            switch bytes[index] {
+            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Decodes base64url with or without padding (plain base64 is accepted too).
