@@ -40,6 +40,14 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         return APIError(.unauthorized, code: .unauthorized, message: message, headers: headers)
     }
 
+    /// 401 for a device credential that does not (or no longer) match an active device.
+    public static var deviceCredentialInvalid: APIError { unauthorized("The device credential is invalid or revoked.") }
+
+    /// 400 `invalid_device`: a registration, push address or sealing key the API or the database refused.
+    public static func invalidDevice(_ message: String) -> APIError {
+        APIError(.badRequest, code: .invalidDevice, message: message)
+    }
+
     /// 429 with `Retry-After` (whole seconds, at least 1).
     public static func tooManyRequests(retryAfter seconds: Double, _ message: String) -> APIError {
         var headers = HTTPFields()

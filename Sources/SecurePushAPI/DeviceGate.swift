@@ -62,7 +62,7 @@ struct DeviceGate: Sendable {
             try throttle.refuseIfBlocked(blockedFor)
             try await throttle.fail(
                 keys: proof.throttleKeys, deviceID: proof.deviceID, kind: "device credential invalid",
-                unauthorized: .unauthorized("The device credential is invalid or revoked."), logger: logger)
+                unauthorized: .deviceCredentialInvalid, logger: logger)
         }
     }
 

@@ -40,7 +40,7 @@ struct DeviceRegistrationInput {
         } else {
             guard let name = named as? String else {
                 let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
-                throw APIError(.badRequest, code: .invalidDevice, message: "\"platform\" is required: one of \(names).")
+                throw APIError.invalidDevice("\"platform\" is required: one of \(names).")
             }
             platform = name
         }
@@ -109,6 +109,6 @@ struct DeviceRegistrationInput {
     }
 
     static func invalid(_ message: String) -> APIError {
-        APIError(.badRequest, code: .invalidDevice, message: message)
+        APIError.invalidDevice(message)
     }
 }

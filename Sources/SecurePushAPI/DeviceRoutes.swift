@@ -15,10 +15,12 @@ struct DeviceRoutes: Sendable {
         let input = try DeviceRegistrationInput(json: try await RequestBody.read(request, limits: api.limits))
         try checkEndpoint(input)
         do {
-            let registration = try await api.database {
-                try await $0.devices.register(
-                    userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON ?? "{}", sealingKey: input.sealingKey
-                )
+            let registration = try await refusingInvalidDevice {
+                try await api.database {
+                    try await $0.devices.register(
+                        userID: userID, platform: input.platform, token: input.token, optionsJSON: input.optionsJSON ?? "{}",
+                        sealingKey: input.sealingKey)
+                }
             }
             if registration.reboundFrom != nil {
                 // The previous owner is in the audit row (`device_rebound`), never in a log line or a metric.
@@ -29,8 +31,6 @@ struct DeviceRoutes: Sendable {
                 DeviceCreatedBody(registration),
                 status: .created
             )
-        } catch let error as InvalidInput {
-            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
         } catch let error as RegistrationRateLimited {
             try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
@@ -47,24 +47,24 @@ struct DeviceRoutes: Sendable {
         guard
             let platform = try await api.database({ try await $0.devices.platform(deviceID: device.deviceID) }).flatMap(Platform.init(rawValue:))
         else {
-            throw APIError.unauthorized("The device credential is invalid or revoked.")
+            throw APIError.deviceCredentialInvalid
         }
         let input = try DeviceRegistrationInput(json: body, platform: platform)
         try checkEndpoint(input)
         do {
             guard
-                let update = try await api.database({
-                    try await $0.devices.updateToken(deviceID: device.deviceID, token: input.token, optionsJSON: input.optionsJSON)
+                let update = try await refusingInvalidDevice({
+                    try await api.database {
+                        try await $0.devices.updateToken(deviceID: device.deviceID, token: input.token, optionsJSON: input.optionsJSON)
+                    }
                 })
             else {
-                throw APIError.unauthorized("The device credential is invalid or revoked.")
+                throw APIError.deviceCredentialInvalid
             }
             if update.rebound {
                 context.logger.notice("push token re-bound to another user", metadata: ["device.id": "\(device.deviceID)"])
                 api.rebinds.increment()
             }
-        } catch let error as InvalidInput {
-            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
         } catch let error as RegistrationRateLimited {
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many push address changes for this user; retry later.")
         }
@@ -79,7 +79,17 @@ struct DeviceRoutes: Sendable {
             _ = try policy.check(input.token)
         } catch {
             let label = PushEndpointPolicies.label(for: platform)
-            throw APIError(.badRequest, code: .invalidDevice, message: "The \(label) is refused: \(error.reason).")
+            throw APIError.invalidDevice("The \(label) is refused: \(error.reason).")
+        }
+    }
+
+    /// Runs a device statement: the database's refusal of the device (`InvalidInput`, its sentence) is
+    /// `400 invalid_device`.
+    private func refusingInvalidDevice<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as InvalidInput {
+            throw APIError.invalidDevice(error.message)
         }
     }
 
@@ -97,13 +107,10 @@ struct DeviceRoutes: Sendable {
     func rotate(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
         let sealingKey = try SealingKeyInput.parse(rotation: try await RequestBody.read(request, limits: api.limits))
-        let rotated: DeviceRegistration?
-        do {
-            rotated = try await api.database({ try await $0.devices.rotate(deviceID: device.deviceID, sealingKey: sealingKey) })
-        } catch let error as InvalidInput {
-            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
+        let rotated = try await refusingInvalidDevice {
+            try await api.database { try await $0.devices.rotate(deviceID: device.deviceID, sealingKey: sealingKey) }
         }
-        guard let rotated else { throw APIError.unauthorized("The device credential is invalid or revoked.") }
+        guard let rotated else { throw APIError.deviceCredentialInvalid }
         return try JSONResponse.make(DeviceCreatedBody(rotated))
     }
 
@@ -121,13 +128,10 @@ struct DeviceRoutes: Sendable {
     }
 
     private func storeSealingKey(_ key: SealingPublicKey?, device: UUID) async throws -> Response {
-        let stored: Bool
-        do {
-            stored = try await api.database { try await $0.devices.setSealingKey(deviceID: device, key) }
-        } catch let error as InvalidInput {
-            throw APIError(.badRequest, code: .invalidDevice, message: error.message)
+        let stored = try await refusingInvalidDevice {
+            try await api.database { try await $0.devices.setSealingKey(deviceID: device, key) }
         }
-        guard stored else { throw APIError.unauthorized("The device credential is invalid or revoked.") }
+        guard stored else { throw APIError.deviceCredentialInvalid }
         return Response(status: .noContent)
     }
 }

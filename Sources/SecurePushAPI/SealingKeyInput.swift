@@ -46,6 +46,6 @@ enum SealingKeyInput {
     }
 
     static func invalid(_ message: String) -> APIError {
-        APIError(.badRequest, code: .invalidDevice, message: message)
+        APIError.invalidDevice(message)
     }
 }

@@ -22,14 +22,20 @@ extension PushSeal {
     /// those platforms fills, preview or not (docs/envelopes.md, "Sealed previews").
     public static let bucket = 1024
 
-    /// What is sealed for notification `id`: `{"id":"<id>","preview":{...}}` when that fits `bucket`, else
-    /// `{"id":"<id>"}` (no preview, or one too large: it stays home and the device fetches).
-    public func plaintext(for id: NotificationID) -> (data: Data, includesPreview: Bool) {
+    /// The bytes the id and the member around a preview add to it: `{"id":"<36-character id>","preview":` and `}`.
+    static let framing = #"{"id":"","preview":}"#.utf8.count + 36
+
+    /// Whether the preview travels: there is one and it fits `bucket` with the id (else it stays home and
+    /// the device fetches).
+    public var previewFits: Bool {
+        previewJSON.map { $0.utf8.count + Self.framing <= Self.bucket } ?? false
+    }
+
+    /// What is sealed for notification `id`: `{"id":"<id>","preview":{...}}` when `previewFits`, else
+    /// `{"id":"<id>"}`.
+    public func plaintext(for id: NotificationID) -> Data {
         let head = #"{"id":"\#(id.description)""#
-        if let previewJSON {
-            let withPreview = Data((head + #","preview":\#(previewJSON)}"#).utf8)
-            if withPreview.count <= Self.bucket { return (withPreview, true) }
-        }
-        return (Data((head + "}").utf8), false)
+        guard previewFits, let previewJSON else { return Data((head + "}").utf8) }
+        return Data((head + #","preview":\#(previewJSON)}"#).utf8)
     }
 }

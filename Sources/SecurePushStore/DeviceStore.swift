@@ -72,7 +72,7 @@ public struct DeviceStore: Sendable {
     public func register(
         userID: String, platform: String, token: String, optionsJSON: String, sealingKey: SealingPublicKey? = nil
     ) async throws -> DeviceRegistration {
-        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
+        let (sealPublic, sealAuth) = Self.bindValues(sealingKey)
         let rows = try await Self.deviceErrors {
             try await database.query(
                 """
@@ -86,6 +86,11 @@ public struct DeviceStore: Sendable {
         guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
         let (id, secret, reboundFrom, sealing) = try row.decode((UUID, String, String?, Bool).self)
         return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom, sealing: sealing)
+    }
+
+    /// A sealing key as the two `bytea` bind values of `securepush.set_sealing_key` (both `NULL` without one).
+    static func bindValues(_ key: SealingPublicKey?) -> (publicKey: ByteBuffer?, authSecret: ByteBuffer?) {
+        (key.map { ByteBuffer(bytes: $0.publicKey) }, key.map { ByteBuffer(bytes: $0.authSecret) })
     }
 
     /// Runs a registration or token-update statement: the database's refusals of the device (`22023`) become
@@ -116,7 +121,7 @@ public struct DeviceStore: Sendable {
     /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.
     /// The sealing key rotates with the secret: it is replaced by `sealingKey`, or dropped without one.
     public func rotate(deviceID: UUID, sealingKey: SealingPublicKey? = nil) async throws -> DeviceRegistration? {
-        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
+        let (sealPublic, sealAuth) = Self.bindValues(sealingKey)
         let rows = try await Self.deviceErrors {
             try await database.query(
                 "SELECT device_id, device_secret, sealing FROM securepush.rotate_device_secret(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)"
@@ -130,7 +135,7 @@ public struct DeviceStore: Sendable {
     /// Sets (or with `nil` drops) an active device's sealing key; `false` when the device is not active.
     /// A Web Push device's key is refused (`InvalidInput`): its subscription seals its pushes.
     public func setSealingKey(deviceID: UUID, _ sealingKey: SealingPublicKey?) async throws -> Bool {
-        let (sealPublic, sealAuth) = (sealingKey.map { ByteBuffer(bytes: $0.publicKey) }, sealingKey.map { ByteBuffer(bytes: $0.authSecret) })
+        let (sealPublic, sealAuth) = Self.bindValues(sealingKey)
         let rows = try await Self.deviceErrors {
             try await database.query("SELECT securepush.set_sealing_key(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)").collect()
         }

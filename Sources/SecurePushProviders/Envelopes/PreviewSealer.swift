@@ -13,7 +13,7 @@ enum PreviewSealer {
     /// not a point on the curve (the push stays id-only).
     static func sealed(_ push: Push) -> String? {
         guard case .notify = push.kind, let seal = push.seal, let key = seal.key else { return nil }
-        let plaintext = seal.plaintext(for: push.notificationID).data
+        let plaintext = seal.plaintext(for: push.notificationID)
         let record = try? WebPushEncryption.encrypt(
             plaintext, userAgentPublicKey: key.publicKey, authSecret: key.authSecret, paddedTo: PushSeal.bucket)
         return record?.base64URLEncodedString
