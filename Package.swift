@@ -7,6 +7,37 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Every library product a target imports, named once (each target lists the ones its files import:
+/// `MemberImportVisibility` is on).
+extension Target.Dependency {
+    static var asyncHTTPClient: Self { .product(name: "AsyncHTTPClient", package: "async-http-client") }
+    static var hummingbird: Self { .product(name: "Hummingbird", package: "hummingbird") }
+    static var hummingbirdCore: Self { .product(name: "HummingbirdCore", package: "hummingbird") }
+    static var hummingbirdTesting: Self { .product(name: "HummingbirdTesting", package: "hummingbird") }
+    static var jwtKit: Self { .product(name: "JWTKit", package: "jwt-kit") }
+    static var postgresNIO: Self { .product(name: "PostgresNIO", package: "postgres-nio") }
+    static var connectionPool: Self { .product(name: "_ConnectionPoolModule", package: "postgres-nio") }
+    static var argumentParser: Self { .product(name: "ArgumentParser", package: "swift-argument-parser") }
+    static var crypto: Self { .product(name: "Crypto", package: "swift-crypto") }
+    static var cryptoExtras: Self { .product(name: "_CryptoExtras", package: "swift-crypto") }
+    static var httpTypes: Self { .product(name: "HTTPTypes", package: "swift-http-types") }
+    static var logging: Self { .product(name: "Logging", package: "swift-log") }
+    static var coreMetrics: Self { .product(name: "CoreMetrics", package: "swift-metrics") }
+    static var metrics: Self { .product(name: "Metrics", package: "swift-metrics") }
+    static var nioConcurrencyHelpers: Self { .product(name: "NIOConcurrencyHelpers", package: "swift-nio") }
+    static var nioCore: Self { .product(name: "NIOCore", package: "swift-nio") }
+    static var nioFoundationEssentialsCompat: Self { .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio") }
+    static var nioHTTP1: Self { .product(name: "NIOHTTP1", package: "swift-nio") }
+    static var nioPosix: Self { .product(name: "NIOPosix", package: "swift-nio") }
+    static var nioTLS: Self { .product(name: "NIOTLS", package: "swift-nio") }
+    static var nioHPACK: Self { .product(name: "NIOHPACK", package: "swift-nio-http2") }
+    static var nioHTTP2: Self { .product(name: "NIOHTTP2", package: "swift-nio-http2") }
+    static var nioSSL: Self { .product(name: "NIOSSL", package: "swift-nio-ssl") }
+    static var prometheus: Self { .product(name: "Prometheus", package: "swift-prometheus") }
+    static var serviceLifecycle: Self { .product(name: "ServiceLifecycle", package: "swift-service-lifecycle") }
+    static var unixSignals: Self { .product(name: "UnixSignals", package: "swift-service-lifecycle") }
+}
+
 let package = Package(
     name: "securepush",
     platforms: [.macOS(.v15), .iOS(.v16)],
@@ -44,28 +75,17 @@ let package = Package(
         ),
         .target(
             name: "SecurePushCore",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            dependencies: [.nioConcurrencyHelpers, .logging, .serviceLifecycle],
             swiftSettings: swiftSettings
         ),
         // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
         .target(
             name: "SecurePushStore",
+            // .connectionPool: the pool's error type (PostgresClient throws it as is for connection timeouts), to
+            // recognise it by type.
             dependencies: [
-                "SecurePushCore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                // The pool's error type (PostgresClient throws it as is for connection timeouts), to recognise it by type.
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", .postgresNIO, .connectionPool, .nioCore, .nioPosix, .nioSSL, .crypto, .logging,
+                .serviceLifecycle, .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
@@ -78,16 +98,8 @@ let package = Package(
         .target(
             name: "SecurePushProviders",
             dependencies: [
-                "SecurePushCore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", .asyncHTTPClient, .nioCore, .nioPosix, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras,
+                .logging, .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings
         ),
@@ -95,34 +107,18 @@ let package = Package(
         .target(
             name: "SecurePushDispatcher",
             dependencies: [
-                "SecurePushCore",
-                "SecurePushStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", "SecurePushStore", .postgresNIO, .serviceLifecycle, .logging, .metrics,
+                .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings
         ),
         // The HTTP API: device registration, read API, status.
         .target(
             name: "SecurePushAPI",
+            // .crypto: checks that a device's sealing key is a point on P-256.
             dependencies: [
-                "SecurePushCore",
-                "SecurePushStore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                // Checks that a device's sealing key is a point on P-256.
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", "SecurePushStore", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto, .logging,
+                .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedOpenAPI", "EmbedWebKit"]
@@ -131,55 +127,24 @@ let package = Package(
         .target(
             name: "SecurePushServer",
             dependencies: [
-                "SecurePushCore",
-                "SecurePushStore",
-                "SecurePushProviders",
-                "SecurePushDispatcher",
-                "SecurePushAPI",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
+                .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
+                .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "securepush",
-            dependencies: [
-                "SecurePushServer",
-                "SecurePushStore",
-                "SecurePushAPI",
-                "SecurePushCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["SecurePushServer", "SecurePushStore", "SecurePushAPI", "SecurePushCore", .argumentParser, .logging],
             swiftSettings: swiftSettings
         ),
         // `ops/bench`'s measurements (not a test).
         .executableTarget(
             name: "SecurePushBench",
             dependencies: [
-                "SecurePushCore",
-                "SecurePushStore",
-                "SecurePushProviders",
-                "SecurePushDispatcher",
-                "SecurePushServer",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher",
+                "SecurePushServer", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .serviceLifecycle, .logging,
+                .argumentParser, .nioConcurrencyHelpers,
             ],
             path: "Tools/SecurePushBench",
             swiftSettings: swiftSettings
@@ -188,23 +153,10 @@ let package = Package(
         .target(
             name: "SecurePushTestSupport",
             dependencies: [
-                "SecurePushCore",
-                "SecurePushStore",
-                "SecurePushServer",
-                "SecurePushProviders",
-                "SecurePushDispatcher",
-                "SecurePushAPI",
-                "SecurePushClient",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushCore", "SecurePushStore", "SecurePushServer", "SecurePushProviders",
+                "SecurePushDispatcher", "SecurePushAPI", "SecurePushClient", .postgresNIO, .serviceLifecycle,
+                .hummingbird, .hummingbirdTesting, .nioCore, .crypto, .logging, .httpTypes,
+                .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
             ],
             path: "Tests/SecurePushTestSupport",
             swiftSettings: swiftSettings
@@ -213,16 +165,8 @@ let package = Package(
         .target(
             name: "SecurePushFakes",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .nioCore, .nioPosix, .nioHTTP1, .nioHTTP2, .nioHPACK, .nioTLS, .nioSSL, .crypto, .cryptoExtras,
+                .nioConcurrencyHelpers,
             ],
             path: "Tests/SecurePushFakes",
             swiftSettings: swiftSettings
@@ -231,13 +175,8 @@ let package = Package(
         .executableTarget(
             name: "securepush-apns-bench",
             dependencies: [
-                "SecurePushCore",
-                "SecurePushProviders",
-                "SecurePushFakes",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "SecurePushCore", "SecurePushProviders", "SecurePushFakes", .asyncHTTPClient, .crypto, .logging,
+                .nioCore,
             ],
             path: "Tools/SecurePushAPNsBench",
             swiftSettings: swiftSettings
@@ -247,15 +186,8 @@ let package = Package(
         .executableTarget(
             name: "securepush-chaos",
             dependencies: [
-                "SecurePushFakes",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "SecurePushFakes", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .crypto, .cryptoExtras,
+                .logging, .nioConcurrencyHelpers,
             ],
             path: "Tools/SecurePushChaos",
             swiftSettings: swiftSettings
@@ -264,19 +196,9 @@ let package = Package(
         .testTarget(
             name: "SecurePushProviderTests",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "SecurePushCore",
-                "SecurePushProviders",
-                "SecurePushServer",
-                "SecurePushFakes",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                "SecurePushDispatcher",
+                "SecurePushCore", "SecurePushProviders", "SecurePushServer", "SecurePushDispatcher", "SecurePushFakes",
+                "SecurePushTestSupport", .asyncHTTPClient, .nioCore, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras, .logging,
+                .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings
         ),
@@ -288,42 +210,28 @@ let package = Package(
         ),
         .testTarget(
             name: "SecurePushCoreTests",
-            dependencies: ["SecurePushCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["SecurePushCore", .nioConcurrencyHelpers],
             swiftSettings: swiftSettings
         ),
         // Store tests that need no database (the migration manifest).
         .testTarget(
             name: "SecurePushStoreTests",
-            dependencies: ["SecurePushStore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["SecurePushStore", .nioConcurrencyHelpers],
             swiftSettings: swiftSettings
         ),
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
         .testTarget(
             name: "SecurePushDispatcherTests",
-            dependencies: [
-                "SecurePushCore",
-                "SecurePushDispatcher",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
+            dependencies: ["SecurePushCore", "SecurePushDispatcher", .serviceLifecycle, .logging, .nioConcurrencyHelpers],
             swiftSettings: swiftSettings
         ),
         // The API's parsers and policies that need no database: credentials, error codes, the status views.
         .testTarget(
             name: "SecurePushAPITests",
+            // .connectionPool: the pool's error type, to check that it maps to 503.
             dependencies: [
-                "SecurePushAPI",
-                "SecurePushStore",
-                "SecurePushCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                // The pool's error type, to check that it maps to 503.
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                "SecurePushAPI", "SecurePushStore", "SecurePushCore", .hummingbird, .hummingbirdCore, .httpTypes,
+                .nioCore, .nioHTTP1, .logging, .connectionPool,
             ],
             swiftSettings: swiftSettings
         ),
@@ -332,37 +240,18 @@ let package = Package(
             name: "SecurePushServerTests",
             dependencies: [
                 "SecurePushCore", "SecurePushStore", "SecurePushAPI", "SecurePushServer", "SecurePushDispatcher",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .postgresNIO, .logging,
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "SecurePushClient",
-                "SecurePushCore",
-                "SecurePushStore",
-                "SecurePushProviders",
-                "SecurePushDispatcher",
-                "SecurePushAPI",
-                "SecurePushServer",
-                "SecurePushTestSupport",
-                "SecurePushFakes",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore",
+                "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer",
+                "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
+                .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,
+                .nioFoundationEssentialsCompat, .nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),

@@ -21,6 +21,24 @@ func registerDevice(_ client: any TestClientProtocol, _ api: APIHarness, user: S
     return "\(id).\(secret)"
 }
 
+/// Walks `GET /v1/notifications?<query>&limit=<limit>` page by page with its cursor until `next_cursor` is null;
+/// each page must answer 200 with at most `limit` items, and `eachPage` sees them in order.
+func walkListing(
+    _ client: any TestClientProtocol, device: String, query: String, limit: Int = 2, sourceLocation: SourceLocation = #_sourceLocation,
+    _ eachPage: ([[String: Any]]) async throws -> Void
+) async throws {
+    var cursor: String?
+    repeat {
+        let uri = "/v1/notifications?\(query)&limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? "")
+        let page = try await client.execute(uri: uri, method: .get, headers: .bearer(device))
+        #expect(page.status == .ok, sourceLocation: sourceLocation)
+        let items = try #require(page.body.json["notifications"] as? [[String: Any]], sourceLocation: sourceLocation)
+        #expect(items.count <= limit, sourceLocation: sourceLocation)
+        try await eachPage(items)
+        cursor = page.body.json["next_cursor"] as? String
+    } while cursor != nil
+}
+
 func expectError(_ response: TestResponse, _ status: HTTPResponse.Status, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(response.status == status, sourceLocation: sourceLocation)
     let error = response.body.json["error"] as? [String: Any]

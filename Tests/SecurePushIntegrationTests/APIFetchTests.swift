@@ -168,13 +168,7 @@ struct APIFetchTests {
             #expect(untouched == 0, "the plain listing marks nothing")
 
             var seen: [String] = []
-            var cursor: String?
-            repeat {
-                let uri = "/v1/notifications?unread=true&include=payload&limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
-                let page = try await client.execute(uri: uri, method: .get, headers: .bearer(device))
-                #expect(page.status == .ok)
-                let items = try #require(page.body.json["notifications"] as? [[String: Any]])
-                #expect(items.count <= 2)
+            try await walkListing(client, device: device, query: "unread=true&include=payload") { items in
                 for item in items {
                     let id = try #require(item["id"] as? String)
                     let n = (item["payload"] as? [String: Any])?["n"] as? Int
@@ -189,8 +183,7 @@ struct APIFetchTests {
                 let fetched: [String] = try await firstColumn(db, "SELECT notification_id::text FROM securepush.fetches")
                 #expect(read.sorted() == seen.sorted())
                 #expect(fetched.sorted() == seen.sorted())
-                cursor = page.body.json["next_cursor"] as? String
-            } while cursor != nil
+            }
             #expect(seen == Array(ids.reversed()), "newest first, each once, expired and foreign left out")
             let rest = try await client.execute(uri: "/v1/notifications?unread=true&include=payload", method: .get, headers: .bearer(device))
             #expect((rest.body.json["notifications"] as? [Any])?.isEmpty == true)

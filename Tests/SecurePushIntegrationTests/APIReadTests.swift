@@ -119,16 +119,7 @@ struct APIReadTests {
             _ = try await db.enqueue(user: "someone-else", payload: "{}")
             #expect(try await client.execute(uri: "/v1/notifications/\(ids[0])", method: .get, headers: .bearer(device)).status == .ok)
             var seen: [String] = []
-            var cursor: String?
-            repeat {
-                let uri = "/v1/notifications?unread=true&limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
-                let page = try await client.execute(uri: uri, method: .get, headers: .bearer(device))
-                #expect(page.status == .ok)
-                let items = try #require(page.body.json["notifications"] as? [[String: Any]])
-                #expect(items.count <= 2)
-                seen += items.compactMap { $0["id"] as? String }
-                cursor = page.body.json["next_cursor"] as? String
-            } while cursor != nil
+            try await walkListing(client, device: device, query: "unread=true") { items in seen += items.compactMap { $0["id"] as? String } }
             #expect(seen == Array(ids.dropFirst().reversed()), "newest first, unread only, each once")
             let all = try await client.execute(uri: "/v1/notifications?limit=100", method: .get, headers: .bearer(device))
             #expect((all.body.json["notifications"] as? [[String: Any]])?.count == 7)

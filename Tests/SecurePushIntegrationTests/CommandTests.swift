@@ -8,43 +8,14 @@ import Testing
 /// The `securepush` binary's commands, run as child processes against a test database.
 @Suite("Commands")
 struct CommandTests {
-    struct Run {
-        var status: Int32
-        var output: String
-        var elapsed: Duration
-    }
-
-    /// Runs the binary with `arguments`, bounded by `timeout` (then killed, and the test fails).
-    static func run(_ arguments: [String], environment: [String: String], timeout: Duration = .seconds(60)) async throws -> Run {
-        let process = Process()
-        process.executableURL = try securepushExecutable()
-        process.arguments = arguments
-        var env = ["PATH": "/usr/bin:/bin", "SECUREPUSH_LOG_LEVEL": "info"]
-        env.merge(environment) { $1 }
-        process.environment = env
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-cmd-\(UUID()).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        let clock = ContinuousClock()
-        let start = clock.now
-        try process.run()
-        do {
-            try await eventually("securepush \(arguments.joined(separator: " ")) exits", timeout: timeout) { !process.isRunning }
-        } catch {
-            process.terminate()
-            process.waitUntilExit()
-            throw error
-        }
-        process.waitUntilExit()
-        try handle.close()
-        return Run(status: process.terminationStatus, output: try String(contentsOf: output, encoding: .utf8), elapsed: clock.now - start)
+    /// Runs the binary with `arguments` at log level `info` unless `environment` says otherwise, bounded by
+    /// `timeout` (then killed, and the test fails).
+    static func run(_ arguments: [String], environment: [String: String], timeout: Duration = .seconds(60)) async throws -> CommandRun {
+        try await runSecurepush(arguments, environment: ["SECUREPUSH_LOG_LEVEL": "info"].merging(environment) { $1 }, timeout: timeout)
     }
 
     /// `securepush serve` against `url` with a user-token secret and a port no test listens on, plus `extra`.
-    static func serve(_ url: String, _ extra: [String: String] = [:]) async throws -> Run {
+    static func serve(_ url: String, _ extra: [String: String] = [:]) async throws -> CommandRun {
         let environment = [
             "DATABASE_URL": url, "SECUREPUSH_PORT": "\(Int.random(in: 20_000...40_000))", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
         ]

@@ -60,10 +60,9 @@ struct CrashTests {
             #expect(beforeKill.count < 200)
 
             let harness = try DispatcherHarness(database: db)
-            try await db.eventually("all 200 delivered", timeout: .seconds(30)) {
-                let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
-                return sent == 200
-            }
+            try await db.eventually(
+                "all 200 delivered", timeout: .seconds(30), count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'",
+                is: 200)
             await harness.stop()
             let after = harness.pushes.map(\.notificationID)
             #expect(Set(beforeKill).union(after) == ids, "every notification was pushed")
@@ -91,10 +90,9 @@ struct CrashTests {
                 """
             )
             #expect(killed >= 2, "the pool's and the listener's connections were killed")
-            try await db.eventually("all 2,000 sent", timeout: .seconds(60)) {
-                let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
-                return sent == 2000
-            }
+            try await db.eventually(
+                "all 2,000 sent", timeout: .seconds(60), count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'",
+                is: 2000)
             await harness.stop()
             let distinct = Set(harness.pushes.map { "\($0.notificationID)/\($0.deviceID)" })
             #expect(distinct.count == 2000)

@@ -98,11 +98,9 @@ struct DispatchTests {
                 try await db.scalar("SELECT expires_at <= now() FROM securepush.notifications WHERE id = \(id)")
             }
             let harness = try DispatcherHarness(database: db)
-            try await db.eventually("the delivery is logged as expired") {
-                let expired: Int64 = try await db.scalar(
-                    "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'expired'")
-                return expired == 1
-            }
+            try await db.eventually(
+                "the delivery is logged as expired",
+                count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'expired'", is: 1)
             await harness.stop()
             #expect(harness.pushes.isEmpty)
         }
@@ -138,11 +136,10 @@ struct DispatchTests {
                 push.attempt == 1 ? .retry(after: .seconds(120), reason: "TooManyRequests") : .sent(messageID: nil)
             }
             let id = try await db.enqueue(user: "xia", payload: "{}")
-            try await db.eventually("the delivery is back to pending") {
-                let pending: Int64 = try await db.scalar(
-                    "SELECT count(*)::bigint FROM securepush.deliveries WHERE notification_id = \(id) AND state = 'pending' AND attempts = 1")
-                return pending == 1
-            }
+            try await db.eventually(
+                "the delivery is back to pending",
+                count: "SELECT count(*)::bigint FROM securepush.deliveries WHERE notification_id = \(id) AND state = 'pending' AND attempts = 1",
+                is: 1)
             await harness.stop()
             let delay: Double = try await db.scalar(
                 "SELECT extract(epoch FROM run_at - now())::float8 FROM securepush.deliveries WHERE notification_id = \(id)")
@@ -162,11 +159,8 @@ struct DispatchTests {
                 return .retry(after: nil, reason: "InternalServerError")
             }
             let id = try await db.enqueue(user: "yan", payload: "{}")
-            try await db.eventually("failed") {
-                let failed: Int64 = try await db.scalar(
-                    "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'failed'")
-                return failed == 1
-            }
+            try await db.eventually(
+                "failed", count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'failed'", is: 1)
             await harness.stop()
             let (count, lastError): (Int32, String) = try await db.client.query(
                 "SELECT attempts, last_error FROM securepush.delivery_log WHERE notification_id = \(id)", logger: db.logger
@@ -188,11 +182,8 @@ struct DispatchTests {
                 return .failed(reason: "BadTopic")
             }
             let id = try await db.enqueue(user: "zed", payload: "{}")
-            try await db.eventually("failed") {
-                let failed: Int64 = try await db.scalar(
-                    "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'failed'")
-                return failed == 1
-            }
+            try await db.eventually(
+                "failed", count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE notification_id = \(id) AND outcome = 'failed'", is: 1)
             await harness.stop()
             try await db.expectQueueDrained(logged: 1)
             #expect(attempts.load(ordering: .relaxed) == 1)
@@ -212,10 +203,7 @@ struct DispatchTests {
             let harness = try DispatcherHarness(database: db, configuration: configuration) { push in
                 push.target.token == "abe-dead" ? .tokenInvalid(reason: "Unregistered") : .sent(messageID: nil)
             }
-            try await db.eventually("all 40 deliveries finished") {
-                let finished: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log")
-                return finished == 40
-            }
+            try await db.eventually("all 40 deliveries finished", count: "SELECT count(*)::bigint FROM securepush.delivery_log", is: 40)
             await harness.stop()
             let active: Bool = try await db.scalar("SELECT active FROM securepush.devices WHERE id = \(dead)")
             #expect(!active)

@@ -64,11 +64,9 @@ struct EnvelopeDispatchTests {
 
                     // Read sync: the simulated device reads all eight; every other device gets one clear naming them.
                     // A clear names the notifications whose push was accepted: wait until every outcome is logged.
-                    try await db.eventually("48 outcomes logged as sent", timeout: .seconds(30)) {
-                        let sent: Int64 = try await db.scalar(
-                            "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
-                        return sent == 48
-                    }
+                    try await db.eventually(
+                        "48 outcomes logged as sent", timeout: .seconds(30),
+                        count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'", is: 48)
                     try await db.execute("UPDATE securepush.settings SET value = '0 seconds' WHERE key = 'read_sync_window'")
                     let reader: UUID = try await db.scalar("SELECT id FROM securepush.devices WHERE token = 'ivy-simulated'")
                     try await db.execute(

@@ -39,7 +39,7 @@ struct PrimaryFollowingTests {
     func startupNamesReadOnly() async throws {
         try await TestDatabase.with { db in
             try await db.execute("ALTER DATABASE \(unescaped: db.url.database) SET default_transaction_read_only = on")
-            let run = try runSecurepush(
+            let run = try await runSecurepush(
                 ["serve", "--role", "api"],
                 environment: ["DATABASE_URL": db.url.urlString, "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret, "SECUREPUSH_PORT": "0"])
             #expect(run.status != 0)

@@ -77,10 +77,9 @@ struct ProviderStormTests {
                         #expect((mine?["circuits"] as? [[String: Any]])?.isEmpty == false, "the dispatcher's own row lists its circuit")
 
                         fake.setDefaultBehavior(nil)
-                        try await db.eventually("every notification delivered", timeout: .seconds(60)) {
-                            let logged: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log")
-                            return logged == Int64(count)
-                        }
+                        try await db.eventually(
+                            "every notification delivered", timeout: .seconds(60), count: "SELECT count(*)::bigint FROM securepush.delivery_log",
+                            is: Int64(count))
                         try await db.eventually("/status shows no open circuit once a heartbeat saw it closed") {
                             let response = try await client.execute(uri: "/status", method: .get)
                             return (response.body.json["open_circuits"] as? [Any])?.isEmpty == true

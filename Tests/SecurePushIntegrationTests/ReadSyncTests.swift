@@ -21,10 +21,8 @@ struct ReadSyncTests {
     }
 
     static func waitForSent(_ db: TestDatabase, _ count: Int64) async throws {
-        try await db.eventually("\(count) pushes logged as sent") {
-            let sent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'")
-            return sent == count
-        }
+        try await db.eventually(
+            "\(count) pushes logged as sent", count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'", is: count)
     }
 
     static func setWindow(_ db: TestDatabase, _ window: String, readSync: String = "on") async throws {

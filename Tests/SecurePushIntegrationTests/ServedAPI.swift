@@ -26,7 +26,7 @@ func withServedAPI(
     process.standardOutput = FileHandle.nullDevice
     // Standard error goes to a file (the caller's, or a temporary one), so a server that exits early says why.
     let log = logFile ?? FileManager.default.temporaryDirectory.appendingPathComponent("securepush-served-\(UUID()).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw TestFailure("cannot create \(log.path)") }
     process.standardError = try FileHandle(forWritingTo: log)
     try process.run()
     defer {
@@ -43,21 +43,38 @@ func withServedAPI(
     }
 }
 
-/// Runs `securepush <arguments>` to its end with `environment`; returns its exit status and everything it
-/// printed (standard output and error together).
-func runSecurepush(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+/// What a `securepush` command did: its exit status, everything it printed (standard output and error
+/// together) and how long it ran.
+struct CommandRun {
+    var status: Int32
+    var output: String
+    var elapsed: Duration
+}
+
+/// Runs `securepush <arguments>` to its end with `environment`, bounded by `timeout` (then killed, and the
+/// test fails).
+func runSecurepush(_ arguments: [String], environment: [String: String], timeout: Duration = .seconds(60)) async throws -> CommandRun {
     let process = Process()
     process.executableURL = try securepushExecutable()
     process.arguments = arguments
     process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("securepush-run-\(UUID()).log")
-    FileManager.default.createFile(atPath: output.path, contents: nil)
+    guard FileManager.default.createFile(atPath: output.path, contents: nil) else { throw TestFailure("cannot create \(output.path)") }
     defer { try? FileManager.default.removeItem(at: output) }
     let handle = try FileHandle(forWritingTo: output)
     process.standardOutput = handle
     process.standardError = handle
+    let clock = ContinuousClock()
+    let start = clock.now
     try process.run()
+    do {
+        try await eventually("securepush \(arguments.joined(separator: " ")) exits", timeout: timeout) { !process.isRunning }
+    } catch {
+        process.terminate()
+        process.waitUntilExit()
+        throw error
+    }
     process.waitUntilExit()
     try handle.close()
-    return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+    return CommandRun(status: process.terminationStatus, output: try String(contentsOf: output, encoding: .utf8), elapsed: clock.now - start)
 }

@@ -126,7 +126,7 @@ struct TraceLogHygieneTests {
             var url = db.url
             url.password = Self.password
             for arguments in [["migrate"], ["status"], ["status", "--json"], ["migrate", "--log-level", "trace"]] {
-                let run = try runSecurepush(arguments, environment: ["DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace"])
+                let run = try await runSecurepush(arguments, environment: ["DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace"])
                 #expect(run.status == 0, "\(arguments): \(run.output.suffix(300))")
                 #expect(Self.leaks(in: run.output, secrets: ["password": Self.password]).isEmpty, "\(arguments) leaked the password")
             }

@@ -1,42 +1,17 @@
 import Crypto
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders
+import SecurePushTestSupport
 import Testing
-
-/// Collects every log record (message and metadata) at trace level.
-final class RecordingLogs: Sendable {
-    let lines = NIOLockedValueBox<[String]>([])
-
-    var logger: Logger {
-        var logger = Logger(label: "securepush.hygiene") { _ in RecordingLogHandler(sink: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    struct RecordingLogHandler: LogHandler {
-        let sink: RecordingLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            sink.lines.withLockedValue { $0.append("\(event.message) \(all)") }
-        }
-    }
-}
 
 @Suite("Logs never carry tokens, JWTs or secrets")
 struct LogHygieneTests {
     @Test("APNs successes, configuration errors and timeouts log no token or JWT")
     func apns() async throws {
-        let logs = RecordingLogs()
+        let logs = CapturedLogs()
         let key = P256.Signing.PrivateKey()
         let fake = try await FakeAPNsServer.start(keys: [.init(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey)])
         let tokens = (0..<4).map { _ in TestSupport.randomHexToken() }
@@ -49,11 +24,11 @@ struct LogHygieneTests {
                     apps: [.init(topic: "com.example.app", teamID: "TEAM123456", keyID: "KEY1234567", key: key)],
                     // 6 s: the sends before the stalled one (a TLS handshake among them) must not time out on a loaded machine.
                     productionBaseURL: fake.baseURL, sandboxBaseURL: fake.baseURL, caFile: fake.caFile, requestTimeout: .seconds(6)),
-                httpClient: client, logger: logs.logger)
+                httpClient: client, logger: logs.logger(label: "securepush.hygiene"))
             for token in tokens { _ = await provider.send(TestSupport.push(token: token)) }
         }
         let jwts = Set(fake.requests.compactMap { $0.header("authorization")?.replacingOccurrences(of: "bearer ", with: "") })
-        let lines = logs.lines.withLockedValue { $0 }
+        let lines = logs.all
         #expect(lines.contains { $0.contains("APNs 400 BadTopic") })  // the error was logged ...
         for line in lines {
             for token in tokens { #expect(!line.contains(token)) }  // ... without the token
@@ -65,7 +40,7 @@ struct LogHygieneTests {
 
     @Test("WNS and FCM log no secret, access token or channel")
     func tokenPlatforms() async throws {
-        let logs = RecordingLogs()
+        let logs = CapturedLogs()
         let wns = try await FakeWNSServer.start(clientID: "client", clientSecret: "very-secret-value")
         let channel = wns.makeChannelURI()
         wns.script(channel: channel, .reject(status: 403))
@@ -74,17 +49,17 @@ struct LogHygieneTests {
                 configuration: WNSConfiguration(
                     clientID: "client", clientSecret: "very-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
                     allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
-                httpClient: client, pinnedClients: pinned, logger: logs.logger)
+                httpClient: client, pinnedClients: pinned, logger: logs.logger(label: "securepush.hygiene"))
             _ = await good.send(TestSupport.push(token: channel, platform: .wns))
             let bad = try WNSProvider(
                 configuration: WNSConfiguration(
                     clientID: "client", clientSecret: "wrong-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
                     allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
-                httpClient: client, pinnedClients: pinned, logger: logs.logger)
+                httpClient: client, pinnedClients: pinned, logger: logs.logger(label: "securepush.hygiene"))
             _ = await bad.send(TestSupport.push(token: wns.makeChannelURI(), platform: .wns))
         }
         let accessTokens = Set(wns.requests.compactMap { $0.header("authorization") }.map { $0.replacingOccurrences(of: "Bearer ", with: "") })
-        let lines = logs.lines.withLockedValue { $0 }
+        let lines = logs.all
         #expect(lines.count >= 2)
         for line in lines {
             #expect(!line.contains("very-secret-value"))

@@ -148,6 +148,11 @@ public struct TestDatabase: Sendable {
     ) async throws {
         try await SecurePushTestSupport.eventually(what, timeout: timeout, condition)
     }
+
+    /// Polls until the count `query` answers is `expected` (or `timeout` passes: then throws).
+    public func eventually(_ what: String, timeout: Duration = .seconds(20), count query: PostgresQuery, is expected: Int64) async throws {
+        try await eventually(what, timeout: timeout) { try await scalar(query, as: Int64.self) == expected }
+    }
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).
