@@ -33,11 +33,8 @@ private struct CapturingHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let merged = self.metadata.merging(explicit ?? [:]) { $1 }
-        sink.append("\(level) \(message) \(merged)")
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        sink.append("\(event.level) \(event.message) \(merged)")
     }
 }
