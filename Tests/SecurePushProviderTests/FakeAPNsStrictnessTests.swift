@@ -88,10 +88,35 @@ struct FakeAPNsStrictnessTests {
             try await Self.expect(raw, 403, "ExpiredProviderToken", fake: fake, keys: keys, client: client)
             raw = Raw(signWithStranger: true)
             try await Self.expect(raw, 403, "InvalidProviderToken", fake: fake, keys: keys, client: client)
-            // Same client, same TLS configuration: same connection, so a second team is refused.
-            raw = Raw(team: Self.teamB)
-            try await Self.expect(raw, 403, "InvalidProviderToken", fake: fake, keys: keys, client: client)
+        }
+        // A client of its own: every connection the check meets is one it opened.
+        try await TestSupport.withHTTPClient { client in
+            try await Self.expectOneTeamPerConnection(fake: fake, keys: keys, client: client)
         }
         await fake.shutdown()
+    }
+
+    /// A connection serves the team whose valid token it saw first; another team's token on it is refused. The
+    /// same client with the same TLS configuration normally reuses its connection, but the pool may open a new
+    /// one (seen once under the thread sanitizer), so each answer is checked against the connection the fake
+    /// recorded for it, and at least one request must have met a connection bound to the other team.
+    static func expectOneTeamPerConnection(
+        fake: FakeAPNsServer, keys: [String: P256.Signing.PrivateKey], client: HTTPClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var teamOfConnection: [Int: String] = [:]
+        var refusals = 0
+        for team in [teamA, teamB, teamA, teamB, teamA] where refusals == 0 {
+            let (status, reason) = try await send(Raw(team: team), fake: fake, keys: keys, client: client)
+            let connection = try #require(fake.requests.last?.connectionID, sourceLocation: sourceLocation)
+            if let bound = teamOfConnection[connection], bound != team {
+                #expect(status == 403, sourceLocation: sourceLocation)
+                #expect(reason == "InvalidProviderToken", sourceLocation: sourceLocation)
+                refusals += 1
+            } else {
+                #expect(status == 200, "\(team) on connection \(connection): \(reason ?? "")", sourceLocation: sourceLocation)
+                teamOfConnection[connection] = team
+            }
+        }
+        #expect(refusals == 1, "no request met a connection bound to the other team", sourceLocation: sourceLocation)
     }
 }
