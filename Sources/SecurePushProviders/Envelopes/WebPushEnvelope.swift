@@ -37,14 +37,14 @@ public struct WebPushEnvelope: EnvelopeProfile {
         let ttl = WireHeader("ttl", String(push.secondsToLive(now: now)))
         guard case .notify = push.kind else {
             // A clear: low urgency, no topic (a later clear must not replace an undelivered one).
-            return WireRequest(path: push.target.token, headers: [ttl, WireHeader("urgency", "low")], body: plaintext(for: push).data)
+            return WireRequest(path: push.target.token, headers: [ttl, WireHeader("urgency", "low")], body: plaintext(for: push))
         }
         // A Topic is at most 32 base64url characters: the collapse digest (32 hex digits) or the id's hex.
         let topic = push.collapseID ?? push.notificationID.uuid.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         return WireRequest(
             path: push.target.token,
             headers: [ttl, WireHeader("urgency", Self.urgencyHeader(push.urgency)), WireHeader("topic", topic)],
-            body: plaintext(for: push).data
+            body: plaintext(for: push)
         )
     }
 
@@ -63,13 +63,14 @@ public struct WebPushEnvelope: EnvelopeProfile {
         }
     }
 
-    /// The declarative message: with the preview when there is one and the message still fits `sealedBucket`.
-    func plaintext(for push: Push) -> EnvelopeJSON {
+    /// The declarative message's bytes: with the preview when there is one and the message still fits
+    /// `sealedBucket` (serialized once: the bytes measured are the bytes sent).
+    func plaintext(for push: Push) -> Data {
         if case .notify = push.kind, let preview = push.seal?.previewJSON {
-            let sealed = message(for: push, preview: preview)
-            if sealed.data.count <= Self.sealedBucket { return sealed }
+            let sealed = message(for: push, preview: preview).data
+            if sealed.count <= Self.sealedBucket { return sealed }
         }
-        return message(for: push, preview: nil)
+        return message(for: push, preview: nil).data
     }
 
     /// The declarative message, with `preview` (JSON text of an object) inside it.
