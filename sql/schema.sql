@@ -44,6 +44,7 @@ COMMENT ON EXTENSION pgcrypto IS 'cryptographic functions';
 
 CREATE FUNCTION securepush.audit(event text, user_id text, device_id uuid, reason text DEFAULT NULL::text) RETURNS void
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     INSERT INTO securepush.audit_log (event, user_id, device_id, reason) VALUES (event, user_id, device_id, left(reason, 200))
 $$;
@@ -84,6 +85,7 @@ $$;
 
 CREATE FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval, window_ interval) RETURNS double precision
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     longest double precision := 0;
@@ -146,6 +148,7 @@ $$;
 
 CREATE FUNCTION securepush.await_wakeup(p_worker uuid) RETURNS void
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     UPDATE securepush.dispatchers SET awaiting_wakeup = true WHERE id = p_worker AND NOT awaiting_wakeup;
 $$;
@@ -157,6 +160,7 @@ $$;
 
 CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
@@ -181,6 +185,7 @@ $$;
 
 CREATE FUNCTION securepush.badge_on_update() RETURNS trigger
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
@@ -211,6 +216,7 @@ $$;
 
 CREATE FUNCTION securepush.cancel(notification_id uuid) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -251,6 +257,7 @@ $$;
 
 CREATE FUNCTION securepush.cancel(user_id text, idempotency_key text) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key
@@ -263,6 +270,7 @@ $$;
 
 CREATE FUNCTION securepush.cancel_pending_deliveries(target_device uuid, reason text, keep_user text DEFAULT NULL::text) RETURNS integer
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     WITH gone AS (
         DELETE FROM securepush.deliveries dl
@@ -291,6 +299,7 @@ CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[],
     SET enable_sort TO 'off'
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -343,6 +352,7 @@ $$;
 
 CREATE FUNCTION securepush.clear_quiet_hours(user_id text) RETURNS boolean
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -365,6 +375,8 @@ $$;
 CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO '$user', 'public'
+    SET enable_seqscan TO 'on'
+    SET jit TO 'off'
     AS $$
     SELECT left(encode(hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
     FROM securepush.collapse_salt s
@@ -379,6 +391,7 @@ CREATE FUNCTION securepush.compact_badge_changes(p_after text, p_users integer) 
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     users text[];
@@ -433,6 +446,7 @@ CREATE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_out
     SET enable_bitmapscan TO 'off'
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
     touched bigint;
@@ -497,6 +511,7 @@ $$;
 
 CREATE FUNCTION securepush.deactivate_device(device_id uuid, reason text DEFAULT 'unregistered'::text) RETURNS boolean
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -528,6 +543,7 @@ $$;
 
 CREATE FUNCTION securepush.delete_retired_devices(retention interval, batch integer DEFAULT 1000) RETURNS integer
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     WITH gone AS (
         DELETE FROM securepush.devices
@@ -552,6 +568,7 @@ $$;
 
 CREATE FUNCTION securepush.device_check(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], OUT user_id text, OUT blocked_for double precision) RETURNS record
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     owner text;
@@ -581,6 +598,7 @@ $$;
 
 CREATE FUNCTION securepush.device_fetch(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_ids uuid[]) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -609,6 +627,7 @@ CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[]
     SET enable_bitmapscan TO 'off'
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 BEGIN
@@ -677,6 +696,7 @@ $$;
 
 CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -726,6 +746,7 @@ $$;
 
 CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb) RETURNS uuid
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -780,6 +801,7 @@ $$;
 CREATE FUNCTION securepush.fan_out() RETURNS trigger
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
@@ -875,6 +897,7 @@ $$;
 
 CREATE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[]) RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 BEGIN
@@ -940,6 +963,7 @@ $$;
 
 CREATE FUNCTION securepush.promote_due_deliveries(batch integer DEFAULT 10000) RETURNS integer
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     promoted integer;
@@ -967,6 +991,7 @@ $$;
 
 CREATE FUNCTION securepush.prune_audit_log(retention interval) RETURNS integer
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     removed integer;
@@ -986,6 +1011,7 @@ $$;
 
 CREATE FUNCTION securepush.prune_auth_failures(idle interval) RETURNS integer
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     WITH gone AS (DELETE FROM securepush.auth_failures WHERE last_at < now() - idle AND (blocked_until IS NULL OR blocked_until < now()) RETURNING 1)
     SELECT count(*)::integer FROM gone
@@ -998,6 +1024,7 @@ $$;
 
 CREATE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::interval, batch integer DEFAULT 10000) RETURNS integer
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     WITH purged AS (
         UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
@@ -1081,6 +1108,7 @@ $$;
 
 CREATE FUNCTION securepush.register_device(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(device_id uuid, device_secret text)
     LANGUAGE sql
+    SET jit TO 'off'
     AS $$
     SELECT r.device_id, r.device_secret FROM securepush.register_device_checked(user_id, platform, token, options) r
 $$;
@@ -1092,6 +1120,7 @@ $$;
 
 CREATE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(device_id uuid, device_secret text, rebound_from text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -1171,6 +1200,7 @@ $$;
 
 CREATE FUNCTION securepush.reschedule_user(p_user text) RETURNS integer
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     moved integer;
@@ -1204,6 +1234,7 @@ $$;
 
 CREATE FUNCTION securepush.retire_stale_devices(stale_after interval, batch integer DEFAULT 1000) RETURNS integer
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     stale record;
@@ -1231,6 +1262,7 @@ $$;
 
 CREATE FUNCTION securepush.rotate_device_secret(target_device uuid) RETURNS TABLE(device_id uuid, device_secret text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     secret bytea := gen_random_bytes(32);
@@ -1256,6 +1288,7 @@ $$;
 
 CREATE FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea, seal_auth bytea) RETURNS TABLE(device_id uuid, device_secret text, sealing boolean)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -1279,6 +1312,7 @@ $$;
 
 CREATE FUNCTION securepush.schedule_clears() RETURNS trigger
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 DECLARE
     enabled boolean := coalesce((SELECT value = 'on' FROM securepush.settings WHERE key = 'read_sync'), true);
@@ -1325,6 +1359,7 @@ $$;
 
 CREATE FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean) RETURNS integer
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $_$
 #variable_conflict use_variable
 DECLARE
@@ -1363,6 +1398,7 @@ $_$;
 
 CREATE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) RETURNS void
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 BEGIN
@@ -1390,6 +1426,7 @@ $$;
 
 CREATE FUNCTION securepush.set_sealing_key(target_device uuid, seal_public bytea, seal_auth bytea) RETURNS boolean
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -1434,6 +1471,7 @@ $$;
 
 CREATE FUNCTION securepush.update_device_token(target_device uuid, token text, options jsonb DEFAULT NULL::jsonb) RETURNS TABLE(device_id uuid, rebound_from text)
     LANGUAGE plpgsql
+    SET jit TO 'off'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -1616,6 +1654,8 @@ $_$;
 
 CREATE FUNCTION securepush.wake_dispatchers() RETURNS void
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'on'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM securepush.dispatchers WHERE awaiting_wakeup AND stopped_at IS NULL) THEN
