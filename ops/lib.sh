@@ -40,13 +40,35 @@ pg_os_user() {
     echo securepush
 }
 
+# Runs a command as USER (when we are root) from /, so that a working directory USER cannot enter (a clone in a
+# mode-700 home directory) does not stop it; paths given to it must be absolute.
 as_pg_user() {
     local user="$1"; shift
     if [ "$(id -u)" -eq 0 ]; then
-        runuser -u "$user" -- "$@"
+        (cd / && runuser -u "$user" -- "$@")
     else
         "$@"
     fi
+}
+
+# Whether USER can enter every folder of PATH's existing part (PostgreSQL runs as USER and must reach its data).
+pg_user_can_enter() { # USER PATH
+    local user="$1" path="$2"
+    while [ ! -e "$path" ]; do path="$(dirname "$path")"; done
+    [ "$(id -u)" -ne 0 ] || [ "$user" = root ] || runuser -u "$user" -- test -x "$path"
+}
+
+# The private cluster's folder for ops/run: .data/postgres in the clone, or, when PostgreSQL's user cannot enter the
+# clone (root's clone in a mode-700 home directory), a folder of this clone's own under /var/tmp that it can.
+pg_data_home() {
+    local inside="$OPS_ROOT/.data/postgres" user outside
+    user="$(pg_os_user)"
+    if pg_user_can_enter "$user" "$inside"; then echo "$inside"; return; fi
+    outside="/var/tmp/securepush-$(printf '%s' "$OPS_ROOT" | sha256sum | cut -c1-12)/postgres"
+    log "PostgreSQL runs as $user, who cannot enter $OPS_ROOT: its data goes to $outside (this clone's own; delete it with the clone)"
+    mkdir -p "$outside"
+    chmod 755 "$(dirname "$outside")"
+    echo "$outside"
 }
 
 free_port() {

@@ -43,6 +43,11 @@ struct APIOperationsTests {
                 // Once the lock is gone the same read works.
                 let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
                 #expect(response.status == .ok)
+                // The request metrics count what the client got: a 503, never a 500.
+                let metrics = try await client.execute(uri: "/metrics", method: .get).body.text.split(separator: "\n")
+                let readRoute = metrics.filter { $0.hasPrefix("hb_requests") && $0.contains("/v1/notifications/{id}") }
+                #expect(readRoute.contains { $0.contains(#"http_response_status_code="503""#) }, "the 503 is counted: \(readRoute)")
+                #expect(!readRoute.contains { $0.contains(#"http_response_status_code="500""#) }, "no 500 is counted: \(readRoute)")
             }
             #expect(logs.all.contains { $0.contains("request timed out waiting for the database") })
         }

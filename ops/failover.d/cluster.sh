@@ -238,9 +238,11 @@ CFG
 }
 
 # Starts a command in its own session in the background; its pid (the command's own, through exec) goes to PIDFILE.
+# It starts in the folder of its log (the cluster's own, under /tmp): a node runs as a user of its own, who may not
+# be able to enter the caller's working directory (a clone in a mode-700 home), and PostgreSQL then never starts.
 _cl_spawn() { # PIDFILE LOGFILE COMMAND...
     local pidfile="$1" logfile="$2"; shift 2
-    setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidfile" "$@" >"$logfile" 2>&1 </dev/null &
+    (cd "$(dirname "$logfile")" && setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidfile" "$@" >"$logfile" 2>&1 </dev/null &)
     local deadline=$((SECONDS + 5))
     while [ ! -s "$pidfile" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
 }
