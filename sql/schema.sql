@@ -159,8 +159,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
@@ -184,8 +185,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.badge_on_update() RETURNS trigger
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
@@ -215,8 +217,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.cancel(notification_id uuid) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -256,8 +259,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.cancel(user_id text, idempotency_key text) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
-    LANGUAGE sql
+    LANGUAGE sql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key
@@ -374,7 +378,7 @@ $$;
 
 CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
     LANGUAGE sql STABLE
-    SET search_path TO '$user', 'public'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     SET enable_seqscan TO 'on'
     SET jit TO 'off'
     AS $$
@@ -531,7 +535,8 @@ $$;
 --
 
 CREATE FUNCTION securepush.default_ttl() RETURNS interval
-    LANGUAGE sql STABLE PARALLEL SAFE
+    LANGUAGE sql STABLE SECURITY DEFINER PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'default_ttl'), interval '7 days')
 $$;
@@ -745,8 +750,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb) RETURNS uuid
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -785,7 +791,8 @@ $$;
 --
 
 CREATE FUNCTION securepush.erase_preview() RETURNS trigger
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
     NEW.preview := NULL;
@@ -799,9 +806,10 @@ $$;
 --
 
 CREATE FUNCTION securepush.fan_out() RETURNS trigger
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
@@ -933,7 +941,8 @@ $$;
 --
 
 CREATE FUNCTION securepush.fetch_stats(window_ interval DEFAULT '01:00:00'::interval) RETURNS TABLE(platform text, accepted bigint, fetched bigint, fetch_ratio double precision, push_to_fetch_p50_seconds double precision, push_to_fetch_p99_seconds double precision)
-    LANGUAGE sql STABLE
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     WITH pushed AS (
         SELECT l.platform,
@@ -1139,13 +1148,14 @@ BEGIN
     PERFORM securepush.validate_device(platform, token, coalesce(options, '{}'::jsonb));
     -- One registration at a time per user, so two new phones cannot both slip under the cap or the rate.
     PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || user_id, 0));
-    SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
-    WHERE a.event = 'device_registered' AND a.user_id = register_device_checked.user_id AND a.at > now() - interval '1 hour';
+    SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(user_id) r;
     IF rate > 0 AND recent >= rate THEN
         -- Audited by the caller: this transaction is rolled back.
         RAISE EXCEPTION 'too many device registrations for this user'
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
+    -- One change at a time per token (after the user's lock, as update_device_token takes them).
+    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || platform || ':' || token, 0));
     SELECT d.id, d.user_id INTO previous FROM securepush.devices d
     WHERE d.platform = register_device_checked.platform AND d.token = register_device_checked.token
     FOR UPDATE;
@@ -1153,7 +1163,8 @@ BEGIN
     VALUES (user_id, platform, token, coalesce(options, '{}'::jsonb), sha256(secret))
     ON CONFLICT ON CONSTRAINT devices_platform_token_unique DO UPDATE
         SET user_id = EXCLUDED.user_id, options = EXCLUDED.options, secret_hash = EXCLUDED.secret_hash,
-            active = true, deactivated_reason = NULL, updated_at = now(), last_seen_at = now()
+            active = true, deactivated_reason = NULL, updated_at = now(), last_seen_at = now(),
+            seal_public = NULL, seal_auth = NULL
     RETURNING d.id INTO new_id;
     -- A token that moved to another user must not receive the previous user's pending pushes.
     PERFORM securepush.cancel_pending_deliveries(new_id, 'device re-registered to another user', user_id);
@@ -1311,8 +1322,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.schedule_clears() RETURNS trigger
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 DECLARE
     enabled boolean := coalesce((SELECT value = 'on' FROM securepush.settings WHERE key = 'read_sync'), true);
@@ -1453,6 +1465,21 @@ $$;
 
 
 --
+-- Name: token_changes_last_hour(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.token_changes_last_hour(p_user text, OUT recent integer, OUT oldest timestamp with time zone) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT (r.n + t.n)::integer, least(r.oldest, t.oldest)
+    FROM (SELECT count(*) AS n, min(a.at) AS oldest FROM securepush.audit_log a
+          WHERE a.event = 'device_registered' AND a.user_id = p_user AND a.at > now() - interval '1 hour') r,
+         (SELECT count(*) AS n, min(a.at) AS oldest FROM securepush.audit_log a
+          WHERE a.event = 'device_token_updated' AND a.user_id = p_user AND a.at > now() - interval '1 hour') t
+$$;
+
+
+--
 -- Name: unread_badge(text, integer); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1486,16 +1513,16 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    -- Registration's hourly rate bounds address changes too: a leaked credential cannot cycle through tokens
-    -- retiring other devices.
+    -- Registration's hourly budget bounds address changes too (one budget for both): a leaked credential
+    -- cannot cycle through tokens retiring other devices.
     PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || me.user_id, 0));
-    SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
-    WHERE a.event = 'device_token_updated' AND a.user_id = me.user_id AND a.at > now() - interval '1 hour';
+    SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(me.user_id) r;
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many push address changes for this user'
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
+    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || me.platform || ':' || token, 0));
     SELECT d.id, d.user_id, d.active INTO holder FROM securepush.devices d
     WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id
     FOR UPDATE;

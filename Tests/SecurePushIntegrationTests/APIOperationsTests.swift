@@ -43,14 +43,41 @@ struct APIOperationsTests {
                 // Once the lock is gone the same read works.
                 let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
                 #expect(response.status == .ok)
-                // The request metrics count what the client got: a 503, never a 500.
-                let metrics = try await client.execute(uri: "/metrics", method: .get).body.text.split(separator: "\n")
-                let readRoute = metrics.filter { $0.hasPrefix("hb_requests") && $0.contains("/v1/notifications/{id}") }
-                #expect(readRoute.contains { $0.contains(#"http_response_status_code="503""#) }, "the 503 is counted: \(readRoute)")
-                #expect(!readRoute.contains { $0.contains(#"http_response_status_code="500""#) }, "no 500 is counted: \(readRoute)")
             }
             #expect(logs.all.contains { $0.contains("request timed out waiting for the database") })
         }
+    }
+
+    @Test("request metrics count what the client got: a read past the database deadline is a 503, never a 500")
+    func deadlineCountedAsServed() async throws {
+        LoggingBootstrap.bootstrap(level: .critical)
+        try await TestDatabase.with { db in
+            try await APIHarness.with(db, databaseTimeout: .seconds(1)) { api, client in
+                let device = try await registerDevice(client, api, user: "metered", token: "metered-1")
+                let id = try await db.enqueue(user: "metered", payload: "{}")
+                let before = try await Self.readCounts(client)
+                try await Self.whileLocked(db, "SELECT 1 FROM securepush.notifications WHERE id = '\(id)' FOR UPDATE") {
+                    let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
+                    expectError(response, .serviceUnavailable, "unavailable")
+                }
+                let after = try await Self.readCounts(client)
+                #expect(after["503", default: 0] == before["503", default: 0] + 1, "the 503 is counted: \(before) -> \(after)")
+                #expect(after["500", default: 0] == before["500", default: 0], "no 500 is counted: \(before) -> \(after)")
+            }
+        }
+    }
+
+    /// `hb_requests` of the single-read route by status code, from `/metrics`.
+    static func readCounts(_ client: some TestClientProtocol) async throws -> [String: Double] {
+        let text = try await client.execute(uri: "/metrics", method: .get).body.text
+        var counts: [String: Double] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("hb_requests{") && line.contains("/v1/notifications/") && !line.contains("fetch")
+        {
+            guard let start = line.range(of: #"http_response_status_code=""#) else { continue }
+            let status = String(line[start.upperBound...].prefix(3))
+            counts[status, default: 0] += Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+        return counts
     }
 
     @Test("/status and /readyz answer 503 when the database does not answer, and log why")
