@@ -1376,6 +1376,7 @@ CREATE FUNCTION securepush.set_category_muted(user_id text, category text, muted
 #variable_conflict use_variable
 DECLARE
     cancelled integer := 0;
+    cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_muted_categories'), 100);
 BEGIN
     IF category IS NULL OR category !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' THEN
         RAISE EXCEPTION 'a category is 1 to 64 letters, digits, . _ - (starting with a letter or digit)' USING ERRCODE = '22023';
@@ -1383,6 +1384,12 @@ BEGIN
     IF NOT muted THEN
         DELETE FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category;
         RETURN 0;
+    END IF;
+    -- One change at a time per user, so concurrent mutes cannot pass the cap together.
+    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.category_mutes:' || user_id, 0));
+    IF NOT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category)
+       AND (SELECT count(*) FROM securepush.category_mutes m WHERE m.user_id = user_id) >= cap THEN
+        RAISE EXCEPTION 'a user mutes at most % categories: unmute one first', cap USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.category_mutes (user_id, category) VALUES (user_id, category) ON CONFLICT DO NOTHING;
     WITH gone AS (
@@ -1443,6 +1450,9 @@ CREATE FUNCTION securepush.set_sealing_key(target_device uuid, seal_public bytea
 #variable_conflict use_variable
 DECLARE
     me record;
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_sealing_key_changes_per_hour'), 20);
+    recent integer;
+    oldest timestamptz;
 BEGIN
     IF (seal_public IS NULL) <> (seal_auth IS NULL)
        OR (seal_public IS NOT NULL AND (octet_length(seal_public) <> 65 OR get_byte(seal_public, 0) <> 4 OR octet_length(seal_auth) <> 16)) THEN
@@ -1454,6 +1464,13 @@ BEGIN
     END IF;
     IF me.platform = 'webpush' AND seal_public IS NOT NULL THEN
         RAISE EXCEPTION 'Web Push devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
+    END IF;
+    -- The device row is locked: concurrent changes of one device are counted one after the other.
+    SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
+    WHERE a.event IN ('sealing_key_set', 'sealing_key_cleared') AND a.device_id = me.id AND a.at > now() - interval '1 hour';
+    IF rate > 0 AND recent >= rate THEN
+        RAISE EXCEPTION 'too many sealing key changes for this device'
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     UPDATE securepush.devices d SET seal_public = set_sealing_key.seal_public, seal_auth = set_sealing_key.seal_auth, updated_at = now()
     WHERE d.id = me.id;
@@ -2163,6 +2180,13 @@ CREATE INDEX audit_log_at_idx ON securepush.audit_log USING btree (at);
 --
 
 CREATE INDEX audit_log_registrations_idx ON securepush.audit_log USING btree (user_id, at) WHERE (event = 'device_registered'::text);
+
+
+--
+-- Name: audit_log_sealing_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX audit_log_sealing_idx ON securepush.audit_log USING btree (device_id, at) WHERE (event = ANY (ARRAY['sealing_key_set'::text, 'sealing_key_cleared'::text]));
 
 
 --

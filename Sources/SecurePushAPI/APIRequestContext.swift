@@ -7,6 +7,8 @@ public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The device credential the request carried, not yet checked (set by `DeviceAuthenticationMiddleware`).
     public var proof: DeviceProof?
+    /// The read tokens taken when the request was admitted (set by `DeviceAuthenticationMiddleware`).
+    var readCharge: ReadCharge?
     /// The device whose credential was checked (set by `DeviceAuthenticationMiddleware` with `authenticate`).
     public var device: AuthenticatedDevice?
     /// The user whose token the request carried (set by `UserAuthenticationMiddleware`).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SecurePushCore
 import SecurePushStore
 
 /// Failed-authentication throttling shared by both authentication middlewares: after a few failures
@@ -10,7 +11,18 @@ struct AuthThrottle: Sendable {
 
     /// The throttle keys of a request.
     static func keys(client: String, deviceID: UUID? = nil) -> [String] {
-        ["addr:" + client] + (deviceID.map { ["device:" + $0.uuidString.lowercased()] } ?? [])
+        ["addr:" + addressKey(client)] + (deviceID.map { ["device:" + $0.uuidString.lowercased()] } ?? [])
+    }
+
+    /// An IPv6 client counts as its /64, the block one host or subscriber line is given: a host that picks a new
+    /// source address for each attempt otherwise adds a throttle row each time and is never blocked. A block
+    /// never refuses a valid credential, so neighbours in the block lose nothing. IPv4 (and IPv4-mapped)
+    /// addresses count as themselves.
+    static func addressKey(_ client: String) -> String {
+        guard let address = IPAddress(client), !address.isIPv4, address.ipv4Mapped == nil,
+            let prefix = IPAddress(bytes: Array(address.bytes[0..<8]) + Array(repeating: 0, count: 8))
+        else { return client }
+        return "\(prefix)/64"
     }
 
     /// Throws 429 while any key is blocked.

@@ -15,10 +15,11 @@ struct DeviceAuthenticationMiddleware: RouterMiddleware {
         -> Response
     {
         var context = context
-        let proof = try await gate.admit(request, context: context)
+        let (proof, charge) = try await gate.admit(request, context: context)
         context.proof = proof
+        context.readCharge = charge
         if authenticate {
-            context.device = try await gate.authenticate(proof, logger: context.logger)
+            context.device = try await gate.authenticate(proof, charge: charge, logger: context.logger)
         }
         return try await next(request, context)
     }

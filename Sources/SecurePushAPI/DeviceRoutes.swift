@@ -93,6 +93,16 @@ struct DeviceRoutes: Sendable {
         }
     }
 
+    /// `refusingInvalidDevice` for the sealing-key changes (setting, clearing, rotating with a key): over the
+    /// device's hourly number of key changes, `429` with `Retry-After`.
+    private func changingSealingKey<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await refusingInvalidDevice(body)
+        } catch let error as RegistrationRateLimited {
+            throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many sealing key changes for this device; retry later.")
+        }
+    }
+
     func unregister(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
         try await api.database {
@@ -107,7 +117,7 @@ struct DeviceRoutes: Sendable {
     func rotate(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
         let sealingKey = try SealingKeyInput.parse(rotation: try await RequestBody.read(request, limits: api.limits))
-        let rotated = try await refusingInvalidDevice {
+        let rotated = try await changingSealingKey {
             try await api.database { try await $0.devices.rotate(deviceID: device.deviceID, sealingKey: sealingKey) }
         }
         guard let rotated else { throw APIError.deviceCredentialInvalid }
@@ -128,7 +138,7 @@ struct DeviceRoutes: Sendable {
     }
 
     private func storeSealingKey(_ key: SealingPublicKey?, device: UUID) async throws -> Response {
-        let stored = try await refusingInvalidDevice {
+        let stored = try await changingSealingKey {
             try await api.database { try await $0.devices.setSealingKey(deviceID: device, key) }
         }
         guard stored else { throw APIError.deviceCredentialInvalid }

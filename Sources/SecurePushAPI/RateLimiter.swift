@@ -69,6 +69,20 @@ package final class RateLimiter: Sendable {
         }
     }
 
+    /// Gives back a token taken by `take` for a request that turned out not to count (a refused credential).
+    package func refund(_ key: String) {
+        let hash = key.hashValue
+        shard(hash).mutex.withLockedValue { shard in
+            if var bucket = shard.current[hash] {
+                bucket.tokens = min(Double(limit.burst), bucket.tokens + 1)
+                shard.current[hash] = bucket
+            } else if var bucket = shard.previous[hash] {
+                bucket.tokens = min(Double(limit.burst), bucket.tokens + 1)
+                shard.previous[hash] = bucket
+            }
+        }
+    }
+
     /// The buckets kept now (for tests of the bound).
     package var count: Int {
         shards.reduce(0) { total, shard in total + shard.mutex.withLockedValue { $0.current.count + $0.previous.count } }

@@ -10,7 +10,11 @@ struct AuthThrottleTests {
     @Test("a request is throttled by addr:<client>, plus device:<lowercase uuid> when it names a device")
     func keys() throws {
         #expect(AuthThrottle.keys(client: "198.51.100.7") == ["addr:198.51.100.7"])
-        #expect(AuthThrottle.keys(client: "2001:db8::1", deviceID: nil) == ["addr:2001:db8::1"])
+        // An IPv6 client counts as its /64: new source addresses in it are one key, bounding the throttle rows.
+        #expect(AuthThrottle.keys(client: "2001:db8::1", deviceID: nil) == ["addr:2001:db8::/64"])
+        #expect(AuthThrottle.keys(client: "2001:db8:0:0:dead:beef:1:2") == AuthThrottle.keys(client: "2001:db8::7"))
+        #expect(AuthThrottle.keys(client: "2001:db8:0:1::1") != AuthThrottle.keys(client: "2001:db8::1"))
+        #expect(AuthThrottle.keys(client: "::ffff:198.51.100.7") == ["addr:::ffff:198.51.100.7"])
         let id = try #require(UUID(uuidString: "0F8FAD5B-D9CB-469F-A165-70867728950E"))
         #expect(AuthThrottle.keys(client: "unknown", deviceID: id) == ["addr:unknown", "device:0f8fad5b-d9cb-469f-a165-70867728950e"])
     }
