@@ -6,6 +6,8 @@ public struct PushEndpointPolicies: Hashable, Sendable {
     public static let defaultWebPushHosts = ["fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"]
     /// Microsoft's notification hosts (`*.notify.windows.com`).
     public static let defaultWNSHosts = ["notify.windows.com"]
+    /// The public push services (the defaults above): an endpoint under one of them must use port 443.
+    public static let publicServiceHosts = Array(Set(defaultWebPushHosts + defaultWNSHosts)).sorted()
 
     /// Web Push subscription endpoints (`SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`).
     public var webPush: PushEndpointPolicy

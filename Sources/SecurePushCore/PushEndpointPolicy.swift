@@ -43,7 +43,17 @@ public struct PushEndpointPolicy: Hashable, Sendable {
         guard isAllowedHost(host) else {
             throw PushEndpointRefusal("its host \(host) is not in \(allowedHostsSetting)")
         }
+        if let port = parsed.port, port != 443, let service = Self.publicService(ofHost: host) {
+            throw PushEndpointRefusal("its port \(port) is not \(service)'s (443)")
+        }
         return PushEndpoint(urlHost: urlHost, host: host, port: parsed.port, address: address)
+    }
+
+    /// The public push service (`PushEndpointPolicies.publicServiceHosts`) `host` belongs to, `nil` for any
+    /// other host. Those services answer on 443 only: another port of theirs is a device's choice that can only
+    /// fail (slowly, at the connect timeout), so it is refused. Hosts the operator allowed keep any port.
+    static func publicService(ofHost host: String) -> String? {
+        PushEndpointPolicies.publicServiceHosts.first { host == $0 || host.hasSuffix("." + $0) }
     }
 
     /// Whether `host` (any case, trailing dot ignored) is an allowed host or a subdomain of one; an IP

@@ -31,8 +31,15 @@ public enum ProviderFactory {
     /// The clients Web Push and WNS send through, each connecting one device-supplied host to the address
     /// that was checked (configured like `makeHTTPClient()`'s, on the same event loop group). The caller
     /// owns them and must shut them down (`SecurePushServer` does, after its services stopped).
+    ///
+    /// A connection to a device-supplied endpoint fails fast: one attempt (AsyncHTTPClient otherwise retries a
+    /// refused connection until the request's deadline, 10 s) within 3 s, so an endpoint that cannot be reached
+    /// holds its batch for seconds at most, not the whole request timeout.
     public static func makePinnedClients(capacity: Int = 64) -> PinnedHTTPClients {
-        PinnedHTTPClients(configuration: httpClientConfiguration, capacity: capacity)
+        var configuration = httpClientConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(3)
+        return PinnedHTTPClients(configuration: configuration, capacity: capacity)
     }
 
     /// One provider per configured platform, real ones using `httpClient` and, for Web Push and WNS,

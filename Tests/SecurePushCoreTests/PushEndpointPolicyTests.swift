@@ -53,6 +53,10 @@ struct PushEndpointPolicyTests {
         Row(url: "https://0177.0.0.1/x", refusal: "its host 0177.0.0.1 is a numeric address not written as a dotted quad (a.b.c.d)"),
         Row(url: "https://%31%32%37.0.0.1/x", refusal: "its host 127.0.0.1 is not a public address (loopback, 127.0.0.0/8)"),
         Row(url: "https://exa$mple.com/x", refusal: "its host exa$mple.com is not a valid host name"),
+        // The public push services answer on 443 only; a host the operator allowed keeps any port (example.com:8443 above).
+        Row(url: "https://updates.push.services.mozilla.com:443/wpush/v2/abc", refusal: nil),
+        Row(url: "https://updates.push.services.mozilla.com:8001/wpush/v2/abc", refusal: "its port 8001 is not push.services.mozilla.com's (443)"),
+        Row(url: "https://push.services.mozilla.com:80/x", refusal: "its port 80 is not push.services.mozilla.com's (443)"),
     ]
 
     @Test("URLs", arguments: rows)

@@ -44,6 +44,8 @@ struct EndpointPolicyTests {
         ),
         (webPush("http://fcm.googleapis.com/fcm/send/x"), "The Web Push endpoint is refused: it is not an https URL."),
         (webPush("https://user:pw@fcm.googleapis.com/x"), "The Web Push endpoint is refused: it carries a user name or password."),
+        // Another port of a public push service could only fail, slowly: it once held every user's pushes.
+        (webPush("https://fcm.googleapis.com:8001/fcm/send/x"), "The Web Push endpoint is refused: its port 8001 is not fcm.googleapis.com's (443)."),
         (
             #"{"platform":"wns","token":"https://evil.example.com/?token=x"}"#,
             "The WNS channel URI is refused: its host evil.example.com is not in SECUREPUSH_WNS_ALLOWED_HOSTS."

@@ -51,11 +51,13 @@ public struct EndpointGuard: Sendable {
             addresses = try await withDeadline(resolveTimeout) { try await resolver.addresses(of: host) }
         } catch {
             logger.warning("push host could not be resolved", metadata: ["push.error": "\(String(describing: type(of: error)))"])
-            // The breaker is per endpoint host: a host that does not resolve pauses only its own pushes.
-            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host could not be resolved", scope: .provider)))
+            // The device's failure, not the push service's: the breaker is shared by every endpoint under the
+            // service's allowed host, and a device can register a name under it that does not resolve. Counted
+            // against the service, one such device paused everybody's pushes. Retried, spending its attempts.
+            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host could not be resolved", scope: .device)))
         }
         guard !addresses.isEmpty else {
-            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host has no address", scope: .provider)))
+            return .failure(PushResultError(result: .retry(after: nil, reason: "\(label) host has no address", scope: .device)))
         }
         for address in addresses {
             do {
