@@ -365,7 +365,8 @@ BEGIN
     DELETE FROM securepush.quiet_hours q WHERE q.user_id = user_id;
     removed := FOUND;
     IF removed THEN
-        PERFORM securepush.reschedule_user(user_id);
+        INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
+        ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
     END IF;
     RETURN removed;
 END
@@ -1112,6 +1113,23 @@ $$;
 
 
 --
+-- Name: refresh_time_zones(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.refresh_time_zones() RETURNS integer
+    LANGUAGE sql
+    SET jit TO 'off'
+    AS $$
+    WITH added AS (
+        INSERT INTO securepush.time_zones (name) SELECT z.name FROM pg_catalog.pg_timezone_names z
+        ON CONFLICT (name) DO NOTHING
+        RETURNING 1
+    )
+    SELECT count(*)::integer FROM added
+$$;
+
+
+--
 -- Name: register_device(text, text, text, jsonb); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1202,6 +1220,30 @@ CREATE FUNCTION securepush.release_at(p_user text, p_at timestamp with time zone
          FROM securepush.quiet_hours q
          WHERE q.user_id = p_user AND p_urgency NOT IN ('time_sensitive', 'critical')),
         p_at)
+$$;
+
+
+--
+-- Name: reschedule_pending(integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.reschedule_pending(p_users integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    pending record;
+    moved integer := 0;
+BEGIN
+    FOR pending IN
+        SELECT r.user_id, r.requested_at FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users
+    LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('securepush.reschedules:' || pending.user_id, 0));
+        moved := moved + securepush.reschedule_user(pending.user_id);
+        DELETE FROM securepush.reschedules r WHERE r.user_id = pending.user_id AND r.requested_at = pending.requested_at;
+    END LOOP;
+    RETURN moved;
+END
 $$;
 
 
@@ -1427,14 +1469,15 @@ BEGIN
     IF starts IS NULL OR ends IS NULL OR starts = ends THEN
         RAISE EXCEPTION 'quiet hours need a start and a different end' USING ERRCODE = '22023';
     END IF;
-    IF time_zone IS NULL OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names z WHERE z.name = time_zone) THEN
+    IF time_zone IS NULL OR NOT EXISTS (SELECT 1 FROM securepush.time_zones z WHERE z.name = time_zone) THEN
         RAISE EXCEPTION 'time_zone must be an IANA time zone name such as Europe/Berlin' USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.quiet_hours AS q (user_id, time_zone, starts, ends)
     VALUES (user_id, time_zone, starts, ends)
     ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
                                         updated_at = now();
-    PERFORM securepush.reschedule_user(user_id);
+    INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
+    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
 END
 $$;
 
@@ -2026,6 +2069,16 @@ CREATE TABLE securepush.quiet_hours (
 
 
 --
+-- Name: reschedules; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.reschedules (
+    user_id text NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
 -- Name: schema_migrations; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -2045,6 +2098,15 @@ CREATE TABLE securepush.settings (
     key text NOT NULL,
     value text NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: time_zones; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.time_zones (
+    name text NOT NULL
 );
 
 
@@ -2153,6 +2215,14 @@ ALTER TABLE ONLY securepush.quiet_hours
 
 
 --
+-- Name: reschedules reschedules_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.reschedules
+    ADD CONSTRAINT reschedules_pkey PRIMARY KEY (user_id);
+
+
+--
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -2166,6 +2236,14 @@ ALTER TABLE ONLY securepush.schema_migrations
 
 ALTER TABLE ONLY securepush.settings
     ADD CONSTRAINT settings_pkey PRIMARY KEY (key);
+
+
+--
+-- Name: time_zones time_zones_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.time_zones
+    ADD CONSTRAINT time_zones_pkey PRIMARY KEY (name);
 
 
 --

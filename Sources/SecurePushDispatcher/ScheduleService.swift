@@ -3,12 +3,15 @@ import SecurePushCore
 import ServiceLifecycle
 
 /// Makes scheduled deliveries claimable when their time comes (`deliver_at`, the end of a user's quiet
-/// hours): every `scheduleInterval`, promotes due rows in batches until none is left, and wakes this
-/// process's lanes (the database wakes the others). Every process runs it; concurrent promoters skip each
-/// other's rows.
+/// hours): every `scheduleInterval`, re-times the waiting deliveries of users whose quiet hours changed (a
+/// few users a round: the API only records the change), then promotes due rows in batches until none is left,
+/// and wakes this process's lanes (the database wakes the others). Every process runs it; concurrent
+/// promoters skip each other's rows and users.
 public struct ScheduleService: Service {
     /// Deliveries one statement promotes.
     public static let batchSize = 10_000
+    /// Users whose quiet-hours change one round re-times.
+    public static let rescheduledUsers = 5
 
     let maintenance: any QueueMaintenance
     let interval: Duration
@@ -27,8 +30,20 @@ public struct ScheduleService: Service {
 
     public func run() async throws {
         try await runPeriodically(every: interval, logger: logger, failure: "promoting scheduled deliveries failed") { _ in
+            _ = try await self.reschedule()
             _ = try await self.promoteDue()
         }
+    }
+
+    /// Re-times the waiting deliveries of a few users whose quiet hours changed; returns how many moved.
+    public func reschedule() async throws -> Int {
+        let maintenance = self.maintenance
+        let moved = try await withDeadline(timeout) { try await maintenance.reschedulePending(users: Self.rescheduledUsers) }
+        if moved > 0 {
+            signal.signal()
+            logger.debug("waiting deliveries re-timed after a quiet-hours change", metadata: ["queue.rescheduled": "\(moved)"])
+        }
+        return moved
     }
 
     /// Promotes every due delivery; returns how many.

@@ -8,6 +8,8 @@ import SecurePushCore
 public struct Migrator: Sendable {
     /// The advisory lock key all SecurePush migrators take ("SecPush" in ASCII).
     static let lockKey: Int64 = 0x5365_6350_7573_68
+    /// The migration that made `securepush.time_zones`, refreshed after every migrate from then on.
+    static let timeZonesVersion = 22
 
     public let migrations: [Migration]
 
@@ -23,6 +25,10 @@ public struct Migrator: Sendable {
             _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
                 let applied = try await apply(on: connection, logger: logger)
+                // Time zones a newer tzdata added since the last migrate (quiet hours accept only known names).
+                if migrations.contains(where: { $0.version >= Self.timeZonesVersion }) {
+                    _ = try await connection.query("SELECT securepush.refresh_time_zones()", logger: logger)
+                }
                 _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {

@@ -41,6 +41,10 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         try await database.count("SELECT securepush.promote_due_deliveries(\(batchSize)::integer)::bigint")
     }
 
+    public func reschedulePending(users: Int) async throws -> Int {
+        try await database.count("SELECT securepush.reschedule_pending(\(users)::integer)::bigint")
+    }
+
     public func expirePending() async throws -> Int {
         let (expired, pending, scheduled) = (DeliveryOutcome.Kind.expired, DeliveryState.pending, DeliveryState.scheduled)
         return try await database.count(

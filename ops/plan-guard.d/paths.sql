@@ -94,6 +94,8 @@ SELECT count(*) FROM securepush.user_categories(:'dev_user');
 -- Preferences and devices (the API's writes).
 SELECT 'step:set_quiet_hours';
 SELECT securepush.set_quiet_hours(:'dev_user', 'Europe/Berlin', '23:00', '06:00');
+SELECT 'step:reschedule_pending';
+SELECT securepush.reschedule_pending(5);
 SELECT 'step:clear_quiet_hours';
 SELECT securepush.clear_quiet_hours(:'dev_user');
 SELECT 'step:mute_category';

@@ -1,0 +1,89 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import SecurePushTestSupport
+import Testing
+
+/// Changing quiet hours costs the request O(1) (issue 32, item 3, migration 022): the zone is looked up in a
+/// table, and the user's waiting deliveries are re-timed by the dispatchers' schedule loop, not inside the
+/// request. Against the real binary.
+@Suite("Quiet-hours changes, end to end", .serialized)
+struct QuietHoursChangeTests {
+    @Test("25,000 waiting deliveries: 80 changes from 8 connections stay fast, another user's reads keep p99 under 50 ms, and the deliveries follow")
+    func changesUnderLoad() async throws {
+        try await DeliveryControlsTests.withServed { served in
+            let busy = try await served.register(user: "busy", token: "busy-phone")
+            let reader = try await served.register(user: "reader", token: "reader-phone")
+            _ = try await served.db.enqueue(user: "reader", payload: #"{"n":1}"#)
+            // 25,000 deliveries waiting for their deliver_at, an hour and a half ahead.
+            try await served.db.execute(
+                """
+                INSERT INTO securepush.notifications (user_id, payload, deliver_at)
+                SELECT 'busy', '{}', now() + interval '90 minutes' FROM generate_series(1, 25000)
+                """)
+            // Windows that hold those deliveries back: from an hour ahead to N hours ahead, in UTC.
+            let starts: String = try await served.db.scalar("SELECT to_char((now() AT TIME ZONE 'UTC') + interval '60 minutes', 'HH24:MI')")
+            let windows: [(end: String, instant: String)] = try await (2...5).asyncMap { hours in
+                let end: String = try await served.db.scalar(
+                    "SELECT to_char((now() AT TIME ZONE 'UTC') + \(hours) * interval '1 hour', 'HH24:MI')")
+                let instant: String = try await served.db.scalar(
+                    "SELECT (date_trunc('minute', (now() AT TIME ZONE 'UTC') + \(hours) * interval '1 hour') AT TIME ZONE 'UTC')::text")
+                return (end, instant)
+            }
+            let clock = ContinuousClock()
+            async let reads: [Duration] = {
+                var took: [Duration] = []
+                for _ in 0..<200 {
+                    let start = clock.now
+                    let status = try await served.request(.GET, "/v1/notifications?limit=5", credential: reader).status
+                    took.append(clock.now - start)
+                    #expect(status == 200)
+                }
+                return took
+            }()
+            let changes = try await withThrowingTaskGroup(of: [(UInt, Duration)].self) { group in
+                for connection in 0..<8 {
+                    group.addTask {
+                        var seen: [(UInt, Duration)] = []
+                        for change in 0..<10 {
+                            let window = windows[(connection + change) % windows.count]
+                            let start = clock.now
+                            let status = try await served.request(
+                                .PUT, "/v1/quiet-hours", credential: busy,
+                                body: #"{"time_zone":"UTC","start":"\#(starts)","end":"\#(window.end)"}"#
+                            ).status
+                            seen.append((status, clock.now - start))
+                        }
+                        return seen
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let readTimes = try await reads.sorted()
+            #expect(changes.count == 80 && changes.allSatisfy { $0.0 == 200 }, "\(changes.map(\.0))")
+            let changeTimes = changes.map(\.1).sorted()
+            #expect(changeTimes[78] < .milliseconds(500), "a change costs the request O(1): p99 \(changeTimes[78])")
+            #expect(readTimes[197] < .milliseconds(50), "another user's reads: p99 \(readTimes[197])")
+            // The last change wins, and the schedule loop re-times every waiting delivery to its end.
+            let final = try await served.request(.GET, "/v1/quiet-hours", credential: busy)
+            let end = try #require(windows.first { final.body.contains(#""end":"\#($0.end)""#) }, "\(final.body)")
+            try await served.db.eventually(
+                "the waiting deliveries follow the last change", timeout: .seconds(60),
+                count:
+                    "SELECT count(*)::bigint FROM securepush.deliveries d JOIN securepush.notifications n ON n.id = d.notification_id WHERE n.user_id = 'busy' AND d.run_at = \(end.instant)::timestamptz",
+                is: 25_000)
+            let left: Int64 = try await served.db.scalar("SELECT count(*)::bigint FROM securepush.reschedules")
+            #expect(left == 0)
+        }
+    }
+}
+
+extension Sequence {
+    /// `map` with an async transform, in order.
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
