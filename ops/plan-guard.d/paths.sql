@@ -94,8 +94,12 @@ SELECT count(*) FROM securepush.user_categories(:'dev_user');
 -- Preferences and devices (the API's writes).
 SELECT 'step:set_quiet_hours';
 SELECT securepush.set_quiet_hours(:'dev_user', 'Europe/Berlin', '23:00', '06:00');
+-- (022's: the guard also runs on older schemas, ops/plan-guard --to 017, where it must fail on JIT, not on this.)
+SELECT to_regprocedure('securepush.reschedule_pending(integer)') IS NOT NULL AS has_reschedule \gset
+\if :has_reschedule
 SELECT 'step:reschedule_pending';
 SELECT securepush.reschedule_pending(5);
+\endif
 SELECT 'step:clear_quiet_hours';
 SELECT securepush.clear_quiet_hours(:'dev_user');
 SELECT 'step:mute_category';
