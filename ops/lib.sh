@@ -71,6 +71,19 @@ pg_data_home() {
     echo "$outside"
 }
 
+# psql_migrate URL VERSION: applies the migrations in sql/ numbered up to VERSION (999: all) to the database at URL
+# with psql, each file in one transaction (ops tools that compare schemas; the server migrates with `securepush
+# migrate`). Prints the name of the last one applied.
+psql_migrate() {
+    local url="$1" to="$2" migration last=""
+    for migration in "$OPS_ROOT"/sql/[0-9][0-9][0-9]_*.sql; do
+        [ "$((10#$(basename "$migration" | cut -c1-3)))" -le "$((10#$to))" ] || continue
+        "$(pg_bindir)/psql" "$url" -v ON_ERROR_STOP=1 -qAtX -1 -f "$migration" >/dev/null
+        last="$(basename "$migration")"
+    done
+    echo "$last"
+}
+
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }

@@ -19,15 +19,7 @@ struct ProducerRoleTests {
         url.username = role
         url.password = password
         let client = url.makeClient(poolSize: 2, logger: db.logger)
-        let result: Result<Void, any Error> = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            do {
-                return .success(try await body(client))
-            } catch {
-                return .failure(error)
-            }
-        }
+        let result = await TestDatabase.withRunning(client) { try await body(client) }
         try await db.execute("DROP ROLE \(unescaped: role)")
         try result.get()
     }

@@ -37,21 +37,26 @@ public struct TestDatabase: Sendable {
         let logger = Logger(label: "securepush.test")
         let client = url.makeClient(poolSize: 20, logger: logger)
         let database = TestDatabase(url: url, client: client, logger: logger)
-        let result: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            do {
-                return .success(try await body(database))
-            } catch {
-                return .failure(error)
-            }
-        }
+        let result = await withRunning(client) { try await body(database) }
         try? await TemplateDatabase.shared.dropDatabase(url.database)
         do {
             return try result.get()
         } catch let error as PSQLError {
             // PostgresNIO hides details by default; in tests we want the server's message.
             throw TestFailure(String(reflecting: error))
+        }
+    }
+
+    /// Runs `body` while `client` runs, then stops the client; `body`'s result or error, so the caller can clean up first.
+    public static func withRunning<T: Sendable>(_ client: PostgresClient, _ body: () async throws -> T) async -> Result<T, any Error> {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            do {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
