@@ -29,9 +29,18 @@ public struct ScheduleService: Service {
     }
 
     public func run() async throws {
-        try await runPeriodically(every: interval, logger: logger, failure: "promoting scheduled deliveries failed") { _ in
-            _ = try await self.reschedule()
-            _ = try await self.promoteDue()
+        try await runPeriodically(every: interval) { _ in
+            // Each on its own: a re-timing that fails or outlasts the deadline must not hold back promotion.
+            do {
+                _ = try await self.reschedule()
+            } catch {
+                logger.databaseError("re-timing deliveries after a quiet-hours change failed", error)
+            }
+            do {
+                _ = try await self.promoteDue()
+            } catch {
+                logger.databaseError("promoting scheduled deliveries failed", error)
+            }
         }
     }
 
