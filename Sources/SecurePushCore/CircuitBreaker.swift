@@ -11,6 +11,12 @@
 ///
 /// Only provider-side transient failures count (`FailureScope.provider`); every other answer shows the
 /// provider is up and counts as a success.
+///
+/// Neither opening (by count, by ratio or by a `Retry-After`) nor re-opening after failed probes happens
+/// before the failures come from `policy.distinctUsers` distinct users (the `source` of each result): with
+/// endpoints chosen by devices, one user can make every push to his own endpoints fail, and must not pause
+/// the service for everybody. Half-open, a failed probe of too few users frees its slot for the next
+/// probe, so another user's success closes the breaker.
 public struct CircuitBreaker: Sendable {
     /// The breaker's state.
     public enum State: Sendable, Hashable {
@@ -65,6 +71,18 @@ public struct CircuitBreaker: Sendable {
     private var buckets: [Bucket] = []
     private var openDuration: Duration
     private var probesInFlight = 0
+    /// The users whose pushes failed in the window (closed) or whose probes failed (half-open), with the
+    /// time of their last failure; at most `sourceLimit`, the oldest dropped first.
+    private var failedSources: [Source: ContinuousClock.Instant] = [:]
+    /// Numbers the failures of unknown users, each a user of its own.
+    private var anonymousFailures = 0
+
+    private enum Source: Hashable {
+        case user(String)
+        case anonymous(Int)
+    }
+
+    private var sourceLimit: Int { max(1, policy.distinctUsers) + 16 }
 
     /// A closed breaker.
     public init(policy: CircuitBreakerPolicy) {
@@ -121,8 +139,16 @@ public struct CircuitBreaker: Sendable {
 
     /// Records one send's result. `probe` says whether `permit` let it through as a probe: only probes
     /// decide a half-open breaker (a late result of a send started before the breaker opened does not).
-    public mutating func record(_ result: Result, probe: Bool, at now: ContinuousClock.Instant) {
+    /// `source` is the push's user (`nil`: unknown, a user of its own).
+    public mutating func record(_ result: Result, probe: Bool, source: String? = nil, at now: ContinuousClock.Instant) {
         advance(to: now)
+        if case .failure = result {
+            switch state {
+            case .closed: noteFailure(of: source, at: now)
+            case .halfOpen where probe: noteFailure(of: source, at: now)
+            case .open, .halfOpen: break
+            }
+        }
         switch state {
         case .closed:
             record(closed: result, at: now)
@@ -138,6 +164,7 @@ public struct CircuitBreaker: Sendable {
             case .success:
                 close()
             case .failure(let retryAfter):
+                guard enoughUsersFailed(at: now) else { return }
                 openDuration = min(openDuration * 2, policy.maxOpenDuration)
                 open(at: now, for: max(openDuration, retryAfter ?? .zero))
             case .inconclusive:
@@ -156,11 +183,41 @@ public struct CircuitBreaker: Sendable {
         case .failure(let retryAfter):
             consecutiveFailures += 1
             count(failed: true, at: now)
+            guard enoughUsersFailed(at: now) else { return }
             if let retryAfter {
                 open(at: now, for: max(openDuration, retryAfter))
             } else if shouldOpen(at: now) {
                 open(at: now, for: openDuration)
             }
+        }
+    }
+
+    /// How many distinct users' pushes failed: in the window while closed, among the failed probes while half-open.
+    public func failedUsers(at now: ContinuousClock.Instant) -> Int {
+        switch state {
+        case .closed: failedSources.values.filter { now - $0 < policy.window }.count
+        default: failedSources.count
+        }
+    }
+
+    private func enoughUsersFailed(at now: ContinuousClock.Instant) -> Bool {
+        failedUsers(at: now) >= max(1, policy.distinctUsers)
+    }
+
+    private mutating func noteFailure(of source: String?, at now: ContinuousClock.Instant) {
+        let key: Source
+        if let source {
+            key = .user(source)
+        } else {
+            anonymousFailures += 1
+            key = .anonymous(anonymousFailures)
+        }
+        if case .closed = state {
+            failedSources = failedSources.filter { now - $0.value < policy.window }
+        }
+        failedSources[key] = now
+        if failedSources.count > sourceLimit, let oldest = failedSources.min(by: { $0.value < $1.value })?.key {
+            failedSources[oldest] = nil
         }
     }
 
@@ -196,6 +253,7 @@ public struct CircuitBreaker: Sendable {
         consecutiveFailures = 0
         buckets.removeAll()
         probesInFlight = 0
+        failedSources.removeAll()
     }
 
     private mutating func close() {
@@ -204,5 +262,6 @@ public struct CircuitBreaker: Sendable {
         consecutiveFailures = 0
         buckets.removeAll()
         probesInFlight = 0
+        failedSources.removeAll()
     }
 }

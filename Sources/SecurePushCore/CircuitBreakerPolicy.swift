@@ -1,6 +1,7 @@
 /// When a circuit breaker opens and how long it stays open. The defaults: open after 5 provider failures
 /// in a row, or when at least half of at least 20 results in the last 10 s were provider failures; stay
-/// open 1 s, doubling after every failed probe up to 60 s; one probe at a time while half-open.
+/// open 1 s, doubling after every failed probe up to 60 s; one probe at a time while half-open; and (for the
+/// push services whose endpoints devices choose) only on failures of at least 3 distinct users.
 public struct CircuitBreakerPolicy: Sendable, Hashable {
     /// Whether breakers are used at all.
     public var enabled: Bool
@@ -18,12 +19,17 @@ public struct CircuitBreakerPolicy: Sendable, Hashable {
     public var maxOpenDuration: Duration
     /// Pushes let through at once while half-open.
     public var halfOpenProbes: Int
+    /// Distinct users whose pushes must have failed before the breaker opens (within `window`) or, half-open,
+    /// re-opens (among the failed probes): what one user registered cannot pause everybody's pushes. The
+    /// dispatcher applies it to the breakers of push services whose endpoints devices choose (Web Push, WNS);
+    /// a whole platform's breaker (APNs, FCM: one endpoint, chosen by the operator) uses 1.
+    public var distinctUsers: Int
 
     /// Creates a policy; the defaults are documented on the type.
     public init(
         enabled: Bool = true, consecutiveFailures: Int = 5, failureRatio: Double = 0.5, minimumResults: Int = 20,
         window: Duration = .seconds(10), openDuration: Duration = .seconds(1), maxOpenDuration: Duration = .seconds(60),
-        halfOpenProbes: Int = 1
+        halfOpenProbes: Int = 1, distinctUsers: Int = 3
     ) {
         self.enabled = enabled
         self.consecutiveFailures = consecutiveFailures
@@ -33,5 +39,6 @@ public struct CircuitBreakerPolicy: Sendable, Hashable {
         self.openDuration = openDuration
         self.maxOpenDuration = maxOpenDuration
         self.halfOpenProbes = halfOpenProbes
+        self.distinctUsers = distinctUsers
     }
 }

@@ -8,12 +8,18 @@ public struct ClaimedDelivery: Sendable, Hashable {
     public var push: Push
     /// Whether the device was still active when claimed; an inactive one is cancelled, not pushed.
     public var deviceActive: Bool
+    /// The recipient (the producer's user id), kept on this side of the providers: `Push` has no field for it,
+    /// so it never reaches a wire. The dispatcher uses it to tell one user's failures and slow sends from a
+    /// push service's (distinct users before a shared breaker opens, a bound on one user's sends in flight).
+    /// `nil` when unknown (each such delivery then counts as a user of its own).
+    public var user: String?
 
     /// Creates a claimed delivery.
-    public init(id: UUID, push: Push, deviceActive: Bool = true) {
+    public init(id: UUID, push: Push, deviceActive: Bool = true, user: String? = nil) {
         self.id = id
         self.push = push
         self.deviceActive = deviceActive
+        self.user = user
     }
 }
 

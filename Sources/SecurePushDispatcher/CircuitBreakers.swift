@@ -6,7 +6,9 @@ import SecurePushCore
 
 /// A dispatcher process's circuit breakers, shared by its lanes: one per platform, and one per push service
 /// (allowed endpoint host) for Web Push and WNS (`CircuitKey`), so their number and their metric series
-/// are bounded by the allowlists. Exports `securepush_circuit_open{platform,host}` (1 open,
+/// are bounded by the allowlists. A push service's breaker opens only on failures of several distinct users
+/// (`CircuitBreakerPolicy.distinctUsers`): devices choose those endpoints, and one user's must not pause
+/// everybody's pushes. Exports `securepush_circuit_open{platform,host}` (1 open,
 /// 0.5 half-open, 0 closed; `host` is empty for a whole platform) and `securepush_circuit_opened_total{platform}`,
 /// and logs every change of state.
 public final class CircuitBreakers: Sendable {
@@ -45,10 +47,19 @@ public final class CircuitBreakers: Sendable {
         return update(key, at: now) { $0.permit(at: now) }
     }
 
-    /// Records what one send said about the provider.
-    func record(_ key: CircuitKey, _ result: CircuitBreaker.Result, probe: Bool, at now: ContinuousClock.Instant) {
+    /// Records what one send to `user` said about the provider.
+    func record(_ key: CircuitKey, _ result: CircuitBreaker.Result, probe: Bool, user: String?, at now: ContinuousClock.Instant) {
         guard policy.enabled else { return }
-        update(key, at: now) { $0.record(result, probe: probe, at: now) }
+        update(key, at: now) { $0.record(result, probe: probe, source: user, at: now) }
+    }
+
+    /// The policy of `key`'s breaker: a push service whose endpoints devices choose opens only on failures of
+    /// `policy.distinctUsers` users; a whole platform (one endpoint, the operator's) on any user's.
+    func policy(for key: CircuitKey) -> CircuitBreakerPolicy {
+        guard key.host == nil else { return policy }
+        var platformPolicy = policy
+        platformPolicy.distinctUsers = 1
+        return platformPolicy
     }
 
     /// Platforms whose whole-platform breaker lets nothing through now (open, or half-open with its probes
@@ -100,7 +111,7 @@ public final class CircuitBreakers: Sendable {
                 entry = existing
             } else {
                 let dimensions = [("platform", key.platform.rawValue), ("host", key.host ?? "")]
-                entry = Entry(breaker: CircuitBreaker(policy: policy), gauge: Gauge(label: "securepush_circuit_open", dimensions: dimensions))
+                entry = Entry(breaker: CircuitBreaker(policy: policy(for: key)), gauge: Gauge(label: "securepush_circuit_open", dimensions: dimensions))
                 entry.gauge.record(0)
             }
             let openings = entry.breaker.openings

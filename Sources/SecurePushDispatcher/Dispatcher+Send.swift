@@ -33,6 +33,9 @@ extension Dispatcher {
         var cancelledByLease = 0
         /// Not sent because their breaker is open: released without an attempt, after the open time.
         var deferred: [CircuitKey: Deferred] = [:]
+        /// Not sent because their user had `LaneLoad.perUserLimit` sends in flight: released without an
+        /// attempt, after `Dispatcher.heldBackDelay`.
+        var heldBack: [UUID] = []
     }
 
     /// Why the watcher child ended.
@@ -47,10 +50,12 @@ extension Dispatcher {
         case watcher(Watch)
     }
 
-    /// Sends with at most `concurrency` pushes in flight. A watcher child cancels the sends in flight at
-    /// the shutdown deadline or at the lease deadline, whichever comes first (providers answer `.retry`).
-    /// No send starts after the lease deadline or once shutdown began, and none while its breaker is open.
-    func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline) async -> Sending {
+    /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a quarter of
+    /// them per user). A watcher child cancels the sends in flight at the shutdown deadline or at the lease
+    /// deadline, whichever comes first (providers answer `.retry`). No send starts after the lease deadline
+    /// or once shutdown began, and none while its breaker is open. `started` is signalled once every send
+    /// has started (or will not start), before the last ones end.
+    func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline, load: LaneLoad, started: WakeSignal) async -> Sending {
         var sending = Sending()
         sending.completions.reserveCapacity(deliveries.count)
         guard !deliveries.isEmpty else { return sending }
@@ -68,7 +73,7 @@ extension Dispatcher {
                 switch next {
                 case .sent(let sent):
                     let verdict: CircuitBreaker.Result = sent.cancelled ? .inconclusive : CircuitBreaker.Result(sent.result)
-                    breakers.record(sent.key, verdict, probe: sent.probe, at: clock.now)
+                    breakers.record(sent.key, verdict, probe: sent.probe, user: sent.delivery.user, at: clock.now)
                     sending.completions.append(outcome(for: sent))
                     if case .sent = sent.result { sealedCounters.record(sent.delivery.push) }
                     inFlight -= 1
@@ -78,9 +83,14 @@ extension Dispatcher {
                     group.cancelAll()
                 }
             }
-            for (index, delivery) in deliveries.enumerated() {
-                while inFlight >= configuration.concurrency {
-                    await collectOne()
+            deliveryLoop: for (index, delivery) in deliveries.enumerated() {
+                // A free slot in the lane: this batch's own sends end first, else any of the lane's.
+                while !load.hasRoom, !isStopping, !lease.hasPassed(at: clock.now) {
+                    if inFlight > 0 {
+                        await collectOne()
+                    } else {
+                        await load.waitForRoom(timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
+                    }
                 }
                 // Paced: wait for this push's slot (a shutdown or lease deadline meanwhile is checked below).
                 if let pacer, !isStopping, !lease.hasPassed(at: clock.now) {
@@ -114,10 +124,21 @@ extension Dispatcher {
                     sending.deferred[key] = deferred
                     continue
                 }
+                switch load.begin(user: delivery.user) {
+                case .started:
+                    break
+                case .userFull, .laneFull:
+                    // Over the user's bound (or another batch of the lane took the last slot meanwhile):
+                    // held back without an attempt; a probe's slot is given back.
+                    if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
+                    sending.heldBack.append(delivery.id)
+                    continue deliveryLoop
+                }
                 group.addTask {
                     let start = clock.now
                     let result = await provider.send(delivery.push)
                     let answeredAt = clock.now
+                    load.end(user: delivery.user)
                     return .sent(
                         SendResult(
                             delivery: delivery, result: result, elapsed: answeredAt - start, answeredAt: answeredAt, key: key, probe: probe,
@@ -125,6 +146,7 @@ extension Dispatcher {
                 }
                 inFlight += 1
             }
+            started.signal()
             while inFlight > 0 {
                 await collectOne()
             }

@@ -127,7 +127,22 @@ public final class Dispatcher: Service, Sendable {
 
     var isStopping: Bool { stopRequested || Task.isCancelled }
 
+    /// One lane: claims a batch, starts its sends, and claims the next as soon as they are all started and
+    /// the lane has a send to spare (`LaneLoad`); each batch finishes in its own child task, which writes its
+    /// outcomes when its last send ends. A slow endpoint holds its own send, never the lane.
     private func runLane(_ lane: Int) async {
+        let load = LaneLoad(limit: configuration.concurrency, perUserLimit: Self.perUserLimit(concurrency: configuration.concurrency))
+        await withDiscardingTaskGroup { batches in
+            await claimLoop(lane, load: load, batches: &batches)
+        }
+    }
+
+    /// One user's sends in flight per lane at most: a quarter of the lane's.
+    static func perUserLimit(concurrency: Int) -> Int {
+        max(1, concurrency / 4)
+    }
+
+    private func claimLoop(_ lane: Int, load: LaneLoad, batches: inout DiscardingTaskGroup) async {
         var claimFailures = 0
         // Empty claims in a row, and whether this lane said it waits for a wake-up since it last found work.
         var emptyClaims = 0
@@ -139,6 +154,11 @@ public final class Dispatcher: Service, Sendable {
             let blocked = breakers.blockedPlatforms(at: .now)
             let platforms = served.filter { !blocked.contains($0) }
             let idle = min(configuration.pollInterval, breakers.untilNextProbe(at: .now) ?? configuration.pollInterval)
+            if !load.hasRoom {
+                // Every send slot is taken (by earlier batches' sends): claim once one ends.
+                await load.waitForRoom(timeout: configuration.pollInterval)
+                continue
+            }
             if platforms.isEmpty {
                 await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
                 continue
@@ -178,7 +198,13 @@ public final class Dispatcher: Service, Sendable {
             awaitingWakeup = false
             let lease = LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration)
             if configuration.replicationGate, await !replicated(batch, lease: lease, lane: lane) { continue }
-            await process(batch, lease: lease)
+            // The batch runs on its own; the lane goes on once it has started every send.
+            let started = WakeSignal()
+            batches.addTask {
+                await self.process(batch, lease: lease, load: load, started: started)
+                started.signal()
+            }
+            await started.wait(since: 0, timeout: nil)
         }
     }
 
@@ -223,8 +249,9 @@ public final class Dispatcher: Service, Sendable {
         return false
     }
 
-    /// Sends one claimed batch and writes its outcomes; no send starts after `lease`.
-    func process(_ batch: ClaimedBatch, lease: LeaseDeadline) async {
+    /// Sends one claimed batch and writes its outcomes; no send starts after `lease`. `started` is signalled
+    /// once every send has started (or will not start).
+    func process(_ batch: ClaimedBatch, lease: LeaseDeadline, load: LaneLoad, started: WakeSignal) async {
         var completions: [DeliveryCompletion] = []
         completions.reserveCapacity(batch.deliveries.count + batch.rejected.count)
         for rejected in batch.rejected {
@@ -241,7 +268,7 @@ public final class Dispatcher: Service, Sendable {
                 toSend.append(delivery)
             }
         }
-        let sending = await send(toSend, lease: lease)
+        let sending = await send(toSend, lease: lease, load: load, started: started)
         completions.append(contentsOf: sending.completions)
         if !sending.abandoned.isEmpty || sending.cancelledByLease > 0 {
             logger.notice(
@@ -260,9 +287,19 @@ public final class Dispatcher: Service, Sendable {
                     "circuit.keys": "\(sending.deferred.keys.sorted().map(\.description).joined(separator: ","))",
                 ])
         }
+        if !sending.heldBack.isEmpty {
+            logger.info(
+                "a user's sends in flight are at their bound: deliveries held back, without counting an attempt",
+                metadata: ["dispatcher.held_back": "\(sending.heldBack.count)", "dispatcher.per_user_limit": "\(load.perUserLimit)"])
+        }
+        let heldBack = sending.heldBack.isEmpty ? [] : [Deferred(ids: sending.heldBack, delay: Self.heldBackDelay)]
         await writeOutcomes(
-            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken, lease: lease)
+            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values) + heldBack, leaseToken: batch.leaseToken,
+            lease: lease)
     }
+
+    /// How long a delivery held back by its user's bound waits before it may be claimed again.
+    static let heldBackDelay: Duration = .seconds(1)
 
     static func backoff(_ failures: Int) -> Duration {
         .milliseconds(min(30_000, 100 * (1 << min(failures, 9))))

@@ -37,11 +37,11 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let token = UUID()
         let platformNames = platforms.map(\.rawValue)
         let leaseMilliseconds = lease.wholeMilliseconds
-        // One call of `securepush.claim_deliveries` (migration 010): its plan holds without statistics.
+        // One call of `securepush.claim_deliveries` (migration 010; 023 added `user_id`): its plan holds without statistics.
         let rows = try await database.query(
             """
             SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids, urgency,
-                   collapse_id, preview, seal_public, seal_auth
+                   collapse_id, preview, seal_public, seal_auth, user_id
             FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
                  \(Self.badgeLimit)::integer, \(sealedPreviews))
             """
@@ -52,12 +52,12 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let decoder = JSONDecoder()
         for try await (
             id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs, urgency,
-            collapseID, preview, sealPublic, sealAuth
+            collapseID, preview, sealPublic, sealAuth, user
         )
             in rows.decode(
                 (
                     UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?, Urgency, String?, String?, ByteBuffer?,
-                    ByteBuffer?
+                    ByteBuffer?, String
                 )
                 .self)
         {
@@ -83,7 +83,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 collapseID: collapseID,
                 seal: seal(kind: kind, platform: platform, previewJSON: preview, publicKey: sealPublic, authSecret: sealAuth)
             )
-            deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active))
+            deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active, user: user))
         }
         deliveries.sort { $0.push.priority > $1.push.priority }
         return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)

@@ -2,7 +2,9 @@ import Foundation
 import SecurePushCore
 import Testing
 
-/// The breaker's state machine, driven with explicit instants (no clock, no sleeping).
+/// The breaker's state machine, driven with explicit instants (no clock, no sleeping). The rules of a whole
+/// platform's breaker are tested with `distinctUsers: 1` (as the dispatcher makes them); the distinct-user
+/// rule of a push service's breaker has its own tests.
 @Suite("CircuitBreaker")
 struct CircuitBreakerTests {
     let start = ContinuousClock.now
@@ -14,7 +16,7 @@ struct CircuitBreakerTests {
 
     @Test("five provider failures in a row open it for 1 s; then it lets one probe through")
     func consecutiveFailures() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         failures(4, into: &breaker, at: 0)
         #expect(breaker.phase(at: at(0)) == .closed)
         #expect(breaker.permit(at: at(0)) == .send)
@@ -32,7 +34,7 @@ struct CircuitBreakerTests {
 
     @Test("a success in between resets the run of failures")
     func successResets() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         for _ in 0..<3 {
             failures(4, into: &breaker, at: 0)
             breaker.record(.success, probe: false, at: at(0))
@@ -42,7 +44,7 @@ struct CircuitBreakerTests {
 
     @Test("half of at least 20 results in the window open it, without 5 in a row")
     func failureRatio() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         for index in 0..<19 {
             breaker.record(index.isMultiple(of: 2) ? .failure(retryAfter: nil) : .success, probe: false, at: at(index * 100))
         }
@@ -55,7 +57,7 @@ struct CircuitBreakerTests {
 
     @Test("results older than the window no longer count")
     func windowSlides() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         for index in 0..<16 {
             breaker.record(index.isMultiple(of: 4) ? .success : .failure(retryAfter: nil), probe: false, at: at(index))
         }
@@ -70,7 +72,7 @@ struct CircuitBreakerTests {
 
     @Test("per-device answers and cancelled sends do not count as provider failures")
     func onlyProviderFailuresCount() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         let answers: [PushResult] = [
             .retry(after: .seconds(30), reason: "APNs 429 TooManyRequests", scope: .device),
             .tokenInvalid(reason: "APNs 410 Unregistered"), .failed(reason: "APNs 400 BadTopic"), .sent(messageID: nil),
@@ -87,7 +89,7 @@ struct CircuitBreakerTests {
 
     @Test("a provider's Retry-After opens it at once, at least until then")
     func retryAfterOpens() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         breaker.record(.failure(retryAfter: .seconds(90)), probe: false, at: at(0))
         #expect(breaker.state == .open(until: at(90_000)))
         // A late result with a longer Retry-After extends it; a shorter one does not shorten it.
@@ -100,7 +102,7 @@ struct CircuitBreakerTests {
 
     @Test("each failed probe doubles the open time, up to 60 s; a successful probe closes it and resets it")
     func probes() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         failures(5, into: &breaker, at: 0)
         var now = 0
         var expected = [2, 4, 8, 16, 32, 60, 60].makeIterator()
@@ -125,7 +127,7 @@ struct CircuitBreakerTests {
 
     @Test("a late result of a send started before it opened does not decide a half-open breaker")
     func latePlainResultIgnoredWhileHalfOpen() {
-        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy(distinctUsers: 1))
         failures(5, into: &breaker, at: 0)
         #expect(breaker.permit(at: at(1000)) == .probe)
         breaker.record(.success, probe: false, at: at(1001))
@@ -142,7 +144,7 @@ struct CircuitBreakerTests {
 
     @Test("the policy's thresholds are honoured")
     func customPolicy() {
-        let policy = CircuitBreakerPolicy(consecutiveFailures: 2, openDuration: .seconds(5), maxOpenDuration: .seconds(7), halfOpenProbes: 2)
+        let policy = CircuitBreakerPolicy(consecutiveFailures: 2, openDuration: .seconds(5), maxOpenDuration: .seconds(7), halfOpenProbes: 2, distinctUsers: 1)
         var breaker = CircuitBreaker(policy: policy)
         failures(2, into: &breaker, at: 0)
         #expect(breaker.state == .open(until: at(5000)))
@@ -192,5 +194,60 @@ struct CircuitBreakerTests {
         let open = CircuitSnapshot(platform: "webpush", host: "push.example.com", state: .open, openUntil: Date(timeIntervalSince1970: 1_700_000_000))
         let decoded = try CircuitSnapshot.decoder.decode([CircuitSnapshot].self, from: CircuitSnapshot.encoder.encode([open, snapshot]))
         #expect(decoded == [open, snapshot])
+    }
+
+    func failures(_ count: Int, of user: String, into breaker: inout CircuitBreaker, at time: Int, retryAfter: Duration? = nil) {
+        for _ in 0..<count { breaker.record(.failure(retryAfter: retryAfter), probe: false, source: user, at: at(time)) }
+    }
+
+    @Test("a push service's breaker ignores one user's failures, however many, Retry-After included; three users' open it")
+    func distinctUsersBeforeOpening() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        #expect(breaker.policy.distinctUsers == 3)
+        failures(500, of: "mallory", into: &breaker, at: 0)
+        failures(5, of: "mallory", into: &breaker, at: 10, retryAfter: .seconds(60))
+        #expect(breaker.state == .closed)
+        #expect(breaker.permit(at: at(20)) == .send)
+        #expect(breaker.failedUsers(at: at(20)) == 1)
+        failures(1, of: "alice", into: &breaker, at: 30)
+        #expect(breaker.state == .closed, "two users are not yet an outage")
+        failures(1, of: "bob", into: &breaker, at: 40)
+        #expect(breaker.state == .open(until: at(1040)), "the third user's failure opens it (more than five failures in a row)")
+    }
+
+    @Test("only users whose failures are inside the window count")
+    func distinctUsersExpire() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        failures(1, of: "alice", into: &breaker, at: 0)
+        failures(1, of: "bob", into: &breaker, at: 1000)
+        breaker.record(.success, probe: false, source: "carol", at: at(9000))
+        failures(10, of: "mallory", into: &breaker, at: 10_500)
+        #expect(breaker.failedUsers(at: at(10_500)) == 2, "alice's failure is 10.5 s old")
+        #expect(breaker.state == .closed)
+        failures(1, of: "dave", into: &breaker, at: 10_600)
+        #expect(breaker.phase(at: at(10_600)) == .open)
+    }
+
+    @Test("half-open, one user's failed probes do not re-open it: the next probe goes, and another user's success closes it")
+    func distinctUsersWhileHalfOpen() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        for user in ["a", "b", "c", "d", "e"] { failures(1, of: user, into: &breaker, at: 0) }
+        #expect(breaker.state == .open(until: at(1000)))
+        for time in [1000, 1100, 1200] {
+            #expect(breaker.permit(at: at(time)) == .probe)
+            breaker.record(.failure(retryAfter: nil), probe: true, source: "mallory", at: at(time + 50))
+            #expect(breaker.phase(at: at(time + 50)) == .halfOpen, "mallory's probe failures are his own")
+        }
+        #expect(breaker.permit(at: at(1300)) == .probe)
+        breaker.record(.success, probe: true, source: "alice", at: at(1350))
+        #expect(breaker.state == .closed)
+
+        for user in ["a", "b", "c", "d", "e"] { failures(1, of: user, into: &breaker, at: 2000) }
+        #expect(breaker.state == .open(until: at(3000)))
+        for (offset, user) in ["a", "b", "c"].enumerated() {
+            #expect(breaker.permit(at: at(3000 + offset * 10)) == .probe)
+            breaker.record(.failure(retryAfter: nil), probe: true, source: user, at: at(3005 + offset * 10))
+        }
+        #expect(breaker.state == .open(until: at(3025 + 2000)), "three users' failed probes re-open it for twice as long")
     }
 }

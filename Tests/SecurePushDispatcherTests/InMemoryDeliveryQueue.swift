@@ -23,9 +23,12 @@ final class InMemoryDeliveryQueue: DeliveryQueue {
 
     /// Adds a pending delivery of `platform`; returns its id.
     @discardableResult
-    func add(platform: Platform = .simulated, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true) -> UUID {
+    func add(
+        platform: Platform = .simulated, token: String? = nil, expiresIn: TimeInterval = 3600, deviceActive: Bool = true, user: String? = nil
+    ) -> UUID {
         let id = UUID()
-        let row = Self.pendingRow(id, platform: platform, token: token, expiresIn: expiresIn, deviceActive: deviceActive)
+        var row = Self.pendingRow(id, platform: platform, token: token, expiresIn: expiresIn, deviceActive: deviceActive)
+        row.delivery.user = user
         rows.withLockedValue { $0[id] = row }
         order.withLockedValue { $0.append(id) }
         return id
