@@ -296,7 +296,7 @@ $$;
 -- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea)
+CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -340,7 +340,8 @@ BEGIN
            CASE WHEN p_sealed AND claimed.clear_ids IS NULL
                 THEN (SELECT n.preview::text FROM securepush.notifications n
                       WHERE n.id = claimed.notification_id AND n.payload IS NOT NULL) END,
-           CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END
+           CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END,
+           claimed.user_id
     FROM claimed;
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN

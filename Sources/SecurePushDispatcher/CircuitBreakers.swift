@@ -111,7 +111,8 @@ public final class CircuitBreakers: Sendable {
                 entry = existing
             } else {
                 let dimensions = [("platform", key.platform.rawValue), ("host", key.host ?? "")]
-                entry = Entry(breaker: CircuitBreaker(policy: policy(for: key)), gauge: Gauge(label: "securepush_circuit_open", dimensions: dimensions))
+                entry = Entry(
+                    breaker: CircuitBreaker(policy: policy(for: key)), gauge: Gauge(label: "securepush_circuit_open", dimensions: dimensions))
                 entry.gauge.record(0)
             }
             let openings = entry.breaker.openings

@@ -144,7 +144,8 @@ struct CircuitBreakerTests {
 
     @Test("the policy's thresholds are honoured")
     func customPolicy() {
-        let policy = CircuitBreakerPolicy(consecutiveFailures: 2, openDuration: .seconds(5), maxOpenDuration: .seconds(7), halfOpenProbes: 2, distinctUsers: 1)
+        let policy = CircuitBreakerPolicy(
+            consecutiveFailures: 2, openDuration: .seconds(5), maxOpenDuration: .seconds(7), halfOpenProbes: 2, distinctUsers: 1)
         var breaker = CircuitBreaker(policy: policy)
         failures(2, into: &breaker, at: 0)
         #expect(breaker.state == .open(until: at(5000)))

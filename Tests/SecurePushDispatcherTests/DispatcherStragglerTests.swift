@@ -74,7 +74,9 @@ struct DispatcherStragglerTests {
             #expect(provider.inFlight <= 2 * 2 * 2)
             #expect(slowIDs.contains { queue.row($0)?.releases ?? 0 > 0 }, "a user over his bound is held back")
             gate.open()
-            try await DispatcherLaneTests.eventually("every delivery finished") { queue.finished.count == slowIDs.count + fastTokens.count + later.count }
+            try await DispatcherLaneTests.eventually("every delivery finished") {
+                queue.finished.count == slowIDs.count + fastTokens.count + later.count
+            }
         }
         for id in slow {
             #expect(queue.finished[id] == .sent(messageID: "m"))
