@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SecurePushCore
 import SecurePushStore
 
 extension DatabaseURL {
@@ -15,8 +16,14 @@ extension DatabaseURL {
     /// API grew by tens of megabytes at thousands of requests a second; 10 s bounds that to a few. The
     /// minimum stays 0: a pool whose minimum equals its maximum trapped in PostgresNIO's state machine
     /// (`createNewDemandConnectionIfPossible`) when connections were killed while all slots were taken.
+    ///
+    /// `statementTimeout` makes the server end any statement of the pool that runs longer (PostgreSQL's
+    /// `statement_timeout`): the API's pool gets its request deadline, so a statement whose request was
+    /// answered 503 at the deadline does not go on holding a connection and locks (PostgresNIO has no
+    /// query cancellation).
     public func makeClient(
-        poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false, endpoint: DatabaseURL.Endpoint? = nil
+        poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false, statementTimeout: Duration? = nil,
+        endpoint: DatabaseURL.Endpoint? = nil
     ) -> PostgresClient {
         var configuration = clientConfiguration(endpoint: endpoint)
         configuration.options.maximumConnections = poolSize
@@ -28,14 +35,21 @@ extension DatabaseURL {
         if !synchronousCommit {
             configuration.options.additionalStartupParameters.append(("synchronous_commit", "off"))
         }
+        if let statementTimeout {
+            configuration.options.additionalStartupParameters.append(("statement_timeout", "\(max(1, statementTimeout.wholeMilliseconds))"))
+        }
         return PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
     /// A pool that follows the writable primary among the URL's hosts (`PrimaryRouter`), with the pool
     /// settings of `makeClient`. Run it (it is a `Service`) before use.
-    public func makeRouter(poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false) -> PrimaryRouter {
+    public func makeRouter(
+        poolSize: Int, logger: Logger, synchronousCommit: Bool = true, busy: Bool = false, statementTimeout: Duration? = nil
+    ) -> PrimaryRouter {
         PrimaryRouter(connector: DatabaseConnector(url: self), logger: logger) { endpoint in
-            makeClient(poolSize: poolSize, logger: logger, synchronousCommit: synchronousCommit, busy: busy, endpoint: endpoint)
+            makeClient(
+                poolSize: poolSize, logger: logger, synchronousCommit: synchronousCommit, busy: busy, statementTimeout: statementTimeout,
+                endpoint: endpoint)
         }
     }
 }

@@ -56,10 +56,12 @@ public struct SecurePushServer {
 
         // The API's request pool is busy; a dispatcher-only process uses this pool only for the
         // payload purge and its operations routes.
-        // Each pool follows the writable primary among DATABASE_URL's hosts (`PrimaryRouter`).
+        // Each pool follows the writable primary among DATABASE_URL's hosts (`PrimaryRouter`). The server ends
+        // the API pool's statements at the request deadline (SECUREPUSH_API_DB_TIMEOUT), as the client does.
         let client =
             configuration.role.runsAPI
-            ? configuration.databaseURL.makeRouter(poolSize: configuration.databasePoolSize, logger: logger, busy: true)
+            ? configuration.databaseURL.makeRouter(
+                poolSize: configuration.databasePoolSize, logger: logger, busy: true, statementTimeout: configuration.http.databaseTimeout)
             : configuration.databaseURL.makeRouter(poolSize: 2, logger: logger)
         var services: [any Service] = [client]
         if configuration.role.runsDispatcher {

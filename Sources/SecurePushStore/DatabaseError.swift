@@ -27,7 +27,8 @@ extension MigrationError: SummarizableError {
 extension DatabaseErrorSummary {
     /// Whether the error says the database is unavailable for now (a connection lost, refused or
     /// terminated, the server shutting down or out of connection slots, a serialization failure or
-    /// deadlock): the request can be retried, so the API answers 503, not 500.
+    /// deadlock, a statement ended by the API pool's `statement_timeout`): the request can be retried, so the
+    /// API answers 503, not 500.
     public static func isUnavailable(_ error: any Error) -> Bool {
         // The pool's own errors (no connection could be made in time, the pool is shutting down).
         if error is ConnectionPoolError { return true }
@@ -37,6 +38,7 @@ extension DatabaseErrorSummary {
         if let state = error.serverInfo?[.sqlState] {
             // 25006: a write reached a node that is (now) read-only, a demoted primary in a failover.
             return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01" || state == "25006"
+                || state == "57014"
         }
         let transient: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
         return transient.contains(error.code)

@@ -78,6 +78,25 @@ struct QuietHoursChangeTests {
             #expect(following == 25_000, "the waiting deliveries follow the last change")
         }
     }
+
+    @Test("a change answered 503 at the API's deadline leaves no statement behind on the server")
+    func deadlineEndsTheStatement() async throws {
+        try await DeliveryControlsTests.withServed(["SECUREPUSH_API_DB_TIMEOUT": "1s"]) { served in
+            let device = try await served.register(user: "locked", token: "locked-phone")
+            try await APIOperationsTests.whileLocked(served.db, "LOCK TABLE securepush.quiet_hours IN ACCESS EXCLUSIVE MODE") {
+                let answer = try await served.request(
+                    .PUT, "/v1/quiet-hours", credential: device, body: #"{"time_zone":"UTC","start":"22:00","end":"07:00"}"#)
+                #expect(answer.status == 503, "\(answer.body)")
+                // The lock is still held: only the server's statement_timeout can end the waiting statement.
+                try await served.db.eventually(
+                    "the API's statement ended on the server", timeout: .seconds(5),
+                    count: """
+                        SELECT count(*)::bigint FROM pg_stat_activity
+                        WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%set_quiet_hours%'
+                        """, is: 0)
+            }
+        }
+    }
 }
 
 extension Sequence {
