@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import SecurePushCore
@@ -9,9 +10,22 @@ import SecurePushStore
 struct AuthThrottle: Sendable {
     let api: APIContext
 
-    /// The throttle keys of a request.
+    /// The throttle keys of a request: `addr:<bucket>` of its client address, and `device:<bucket>` of the
+    /// device it names. A bucket is 16 bits of the SHA-256 of the address (`addressKey`) or the lowercase
+    /// device id, so a client that changes its address (or names random devices) for each attempt adds no
+    /// more than 65,536 rows of each kind to `securepush.auth_failures`, however many addresses it has; the
+    /// table holds no client address either. Addresses and devices sharing a bucket share its budget of
+    /// failures, which costs nobody anything: a block never refuses a valid credential.
     static func keys(client: String, deviceID: UUID? = nil) -> [String] {
-        ["addr:" + addressKey(client)] + (deviceID.map { ["device:" + $0.uuidString.lowercased()] } ?? [])
+        ["addr:" + bucket(addressKey(client))] + (deviceID.map { ["device:" + bucket($0.uuidString.lowercased())] } ?? [])
+    }
+
+    /// The buckets per kind of key.
+    static let buckets = 1 << 16
+
+    /// The bucket of `text`: the first two bytes of its SHA-256, as four hex digits.
+    static func bucket(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).prefix(2).map { String(format: "%02x", $0) }.joined()
     }
 
     /// An IPv6 client counts as its /64, the block one host or subscriber line is given: a host that picks a new
