@@ -123,11 +123,27 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedOpenAPI", "EmbedWebKit"]
         ),
+        // The push relay's wire format and request tokens: shared by the relay and the self-hosted servers.
+        .target(
+            name: "SecurePushRelayProtocol",
+            dependencies: ["SecurePushCore", .jwtKit, .crypto],
+            swiftSettings: swiftSettings
+        ),
+        // The push relay (docs/relay.md): its database, routes and forwarding.
+        .target(
+            name: "SecurePushRelay",
+            dependencies: [
+                "SecurePushCore", "SecurePushStore", "SecurePushRelayProtocol", .postgresNIO, .hummingbird, .httpTypes, .nioCore,
+                .nioFoundationEssentialsCompat, .jwtKit, .crypto, .logging, .metrics, .serviceLifecycle, .nioConcurrencyHelpers,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Configuration and the assembly of services (shared by the CLI and the tests).
         .target(
             name: "SecurePushServer",
             dependencies: [
                 "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
+                "SecurePushRelay", "SecurePushRelayProtocol",
                 .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
                 .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers,
             ],
@@ -135,7 +151,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "securepush",
-            dependencies: ["SecurePushServer", "SecurePushStore", "SecurePushAPI", "SecurePushCore", .argumentParser, .logging],
+            dependencies: [
+                "SecurePushServer", "SecurePushStore", "SecurePushAPI", "SecurePushCore", "SecurePushRelay", "SecurePushRelayProtocol",
+                .argumentParser, .logging,
+            ],
             swiftSettings: swiftSettings
         ),
         // `ops/bench`'s measurements (not a test).
@@ -248,7 +267,7 @@ let package = Package(
             name: "SecurePushIntegrationTests",
             dependencies: [
                 .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore",
-                "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer",
+                "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer", "SecurePushRelayProtocol",
                 "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
                 .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,
                 .nioFoundationEssentialsCompat, .nioHTTP1,

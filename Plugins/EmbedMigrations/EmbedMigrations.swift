@@ -1,26 +1,31 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the repository's `sql/*.sql` migrations into the target as Swift source, so the
-/// `securepush` binary carries its schema and can be copied anywhere.
+/// Embeds the repository's `sql/*.sql` migrations (and the push relay's, `sql/relay/*.sql`) into the target
+/// as Swift source, so the `securepush` binary carries its schemas and can be copied anywhere.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
-        let sqlDirectory = context.package.directoryURL.appending(path: "sql")
-        let files = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path())
+        let root = context.package.directoryURL.appending(path: "sql")
+        return try [
+            command(context, directory: root, enumName: "EmbeddedMigrations", label: "SQL migrations"),
+            command(context, directory: root.appending(path: "relay"), enumName: "EmbeddedRelayMigrations", label: "relay migrations"),
+        ]
+    }
+
+    private func command(_ context: PluginContext, directory: URL, enumName: String, label: String) throws -> Command {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path())
             // Migrations are `NNN_description.sql` (Migration.isMigrationFileName); `schema.sql` is the generated dump.
             .filter { name in name.hasSuffix(".sql") && name.prefix(while: \.isNumber).count > 0 && name.drop(while: \.isNumber).hasPrefix("_") }
             .sorted()
-            .map { sqlDirectory.appending(path: $0) }
-        let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
-        return [
-            .buildCommand(
-                displayName: "Embedding \(files.count) SQL migrations",
-                executable: try context.tool(named: "EmbedSQL").url,
-                arguments: [output.path()] + files.map { $0.path() },
-                inputFiles: files,
-                outputFiles: [output]
-            )
-        ]
+            .map { directory.appending(path: $0) }
+        let output = context.pluginWorkDirectoryURL.appending(path: "\(enumName).swift")
+        return .buildCommand(
+            displayName: "Embedding \(files.count) \(label)",
+            executable: try context.tool(named: "EmbedSQL").url,
+            arguments: [output.path(), "--enum=\(enumName)"] + files.map { $0.path() },
+            inputFiles: files,
+            outputFiles: [output]
+        )
     }
 }

@@ -25,6 +25,8 @@ public struct SecurePushConfiguration: Sendable {
     /// Credentials and endpoints of the real platforms in `providers` (see docs/providers.md).
     public var providerSettings: ProviderSettings
     public var http: HTTPConfiguration
+    /// The relay role's settings (read always; required ones only for `--role relay`).
+    public var relay: RelayConfiguration
 
     /// `securepush serve`'s command-line flags: typed values that take precedence over the environment
     /// and are checked against the same ranges.
@@ -115,6 +117,7 @@ public struct SecurePushConfiguration: Sendable {
         self.providerSettings = try ProviderSettings(values: values, platforms: providers)
         self.dispatcher.endpointPolicies = providerSettings.endpointPolicies
         self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)
+        self.relay = try RelayConfiguration(values: values, required: role == .relay)
     }
 
     /// The log level (`SECUREPUSH_LOG_LEVEL`).

@@ -28,6 +28,9 @@ public struct SecurePushServer {
     /// cannot work: no push provider for a dispatcher, a provider that cannot start, a database that is
     /// missing, unreachable or not migrated.
     public func run() async throws {
+        if configuration.role == .relay {
+            return try await RelayServer(configuration: configuration, logger: logger).run()
+        }
         if configuration.role.runsDispatcher && configuration.providers.isEmpty {
             throw ConfigurationError(
                 "SECUREPUSH_PROVIDERS lists no push platform, so this dispatcher could send nothing; list at least one (for example simulated) or run with --role api"

@@ -33,7 +33,16 @@ public struct Migration: Sendable, Hashable {
 
     /// The migrations compiled into this build (the repository's `sql/` folder, embedded at build time).
     public static func bundled() throws -> [Migration] {
-        try EmbeddedMigrations.files.map { file in
+        try decode(EmbeddedMigrations.files)
+    }
+
+    /// The push relay's migrations compiled into this build (`sql/relay/`), for the relay's own database.
+    public static func bundledRelay() throws -> [Migration] {
+        try decode(EmbeddedRelayMigrations.files)
+    }
+
+    private static func decode(_ files: [(name: String, base64: String)]) throws -> [Migration] {
+        try files.map { file in
             guard let data = Data(base64Encoded: file.base64) else {
                 throw MigrationError("embedded migration \(file.name) is corrupt")
             }

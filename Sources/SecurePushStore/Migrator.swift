@@ -4,7 +4,8 @@ import PostgresNIO
 import SecurePushCore
 
 /// Applies `sql/` migrations: idempotent, serialized across processes by an advisory lock,
-/// recorded in `securepush.schema_migrations`, refusing to run when an applied file was edited.
+/// recorded in `<schema>.schema_migrations` (`securepush`, or `securepush_relay` for the push relay's own
+/// database and `sql/relay/`), refusing to run when an applied file was edited.
 public struct Migrator: Sendable {
     /// The advisory lock key all SecurePush migrators take ("SecPush" in ASCII).
     static let lockKey: Int64 = 0x5365_6350_7573_68
@@ -12,10 +13,18 @@ public struct Migrator: Sendable {
     static let timeZonesVersion = 22
 
     public let migrations: [Migration]
+    /// The schema the migrations create and record themselves in.
+    public let schema: String
 
-    /// Creates a migrator for the given files (by default, the bundled ones).
-    public init(migrations: [Migration]) {
+    /// Creates a migrator for the given files, recorded in `schema` (a constant of this code, never input).
+    public init(migrations: [Migration], schema: String = "securepush") {
         self.migrations = migrations
+        self.schema = schema
+    }
+
+    /// The push relay's migrator (`sql/relay/`, schema `securepush_relay`).
+    public static func relay() throws -> Migrator {
+        Migrator(migrations: try Migration.bundledRelay(), schema: "securepush_relay")
     }
 
     /// Applies what is missing; returns the names applied by this call.
@@ -26,7 +35,7 @@ public struct Migrator: Sendable {
             do {
                 let applied = try await apply(on: connection, logger: logger)
                 // Time zones a newer tzdata added since the last migrate (quiet hours accept only known names).
-                if migrations.contains(where: { $0.version >= Self.timeZonesVersion }) {
+                if schema == "securepush", migrations.contains(where: { $0.version >= Self.timeZonesVersion }) {
                     _ = try await connection.query("SELECT securepush.refresh_time_zones()", logger: logger)
                 }
                 _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
@@ -47,7 +56,7 @@ public struct Migrator: Sendable {
     public func pending(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
         let exists =
             try await connection.query(
-                "SELECT to_regclass('securepush.schema_migrations') IS NOT NULL",
+                "SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL",
                 logger: logger
             ).collect().first?.decode(Bool.self) ?? false
         guard exists else { return migrations.map(\.name) }
@@ -66,16 +75,17 @@ public struct Migrator: Sendable {
             logger: logger
         )
         _ = try await connection.query(
-            """
-            SELECT pg_temp.securepush_run_sql('
-                CREATE SCHEMA IF NOT EXISTS securepush;
-                CREATE TABLE IF NOT EXISTS securepush.schema_migrations (
-                    version integer PRIMARY KEY,
-                    name text NOT NULL,
-                    checksum text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now()
-                )')
-            """,
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT pg_temp.securepush_run_sql('
+                        CREATE SCHEMA IF NOT EXISTS \(schema);
+                        CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
+                            version integer PRIMARY KEY,
+                            name text NOT NULL,
+                            checksum text NOT NULL,
+                            applied_at timestamptz NOT NULL DEFAULT now()
+                        )')
+                    """),
             logger: logger
         )
         let applied = try await appliedMigrations(on: connection, logger: logger)
@@ -86,13 +96,11 @@ public struct Migrator: Sendable {
             do {
                 try await connection.inTransaction(logger: logger) {
                     _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
-                    _ = try await connection.query(
-                        """
-                        INSERT INTO securepush.schema_migrations (version, name, checksum)
-                        VALUES (\(migration.version), \(migration.name), \(migration.checksum))
-                        """,
-                        logger: logger
-                    )
+                    var record = PostgresQuery(unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)")
+                    record.binds.append(migration.version)
+                    record.binds.append(migration.name)
+                    record.binds.append(migration.checksum)
+                    _ = try await connection.query(record, logger: logger)
                 }
             } catch {
                 // The summary, not the server's text: a failing backfill's message can quote row values.
@@ -105,7 +113,8 @@ public struct Migrator: Sendable {
 
     private func appliedMigrations(on connection: PostgresConnection, logger: Logger) async throws -> [Int: (name: String, checksum: String)] {
         var applied: [Int: (name: String, checksum: String)] = [:]
-        let rows = try await connection.query("SELECT version, name, checksum FROM securepush.schema_migrations", logger: logger)
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT version, name, checksum FROM \(schema).schema_migrations"), logger: logger)
         for try await (version, name, checksum) in rows.decode((Int, String, String).self) {
             applied[version] = (name, checksum)
         }

@@ -1,0 +1,200 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JWTKit
+import Logging
+import NIOCore
+import NIOFoundationEssentialsCompat
+import SecurePushCore
+import SecurePushRelayProtocol
+import SecurePushStore
+
+/// The relay's HTTP routes: `POST /v1/relay/tokens` and `POST /v1/relay/pushes` for installations (each
+/// request carries an ES256 token signed with the installation's key, `RelayRequestToken`), and the
+/// operations routes `/healthz`, `/readyz`, `/status` and `/metrics`.
+public struct RelayAPI: Sendable {
+    let store: RelayStore
+    let forwarder: RelayForwarder
+    /// The key of the token digests (`SECUREPUSH_RELAY_TOKEN_KEY_FILE`).
+    let tokenKey: SymmetricKey
+    let readiness: @Sendable () async throws -> [String]
+    let metricsText: @Sendable () -> String
+    let logger: Logger
+
+    /// The largest request body accepted.
+    static let maxBody = 1 << 20
+
+    /// Wires the routes.
+    public init(
+        store: RelayStore, forwarder: RelayForwarder, tokenKey: SymmetricKey, readiness: @escaping @Sendable () async throws -> [String],
+        metricsText: @escaping @Sendable () -> String, logger: Logger
+    ) {
+        self.store = store
+        self.forwarder = forwarder
+        self.tokenKey = tokenKey
+        self.readiness = readiness
+        self.metricsText = metricsText
+        self.logger = logger
+    }
+
+    /// The router of every route.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
+        router.post("/v1/relay/tokens") { request, _ in await self.answer { try await self.tokens(request) } }
+        router.get("/healthz") { _, _ in RelayError.json(["status": "ok"]) }
+        router.get("/readyz") { _, _ in await self.answer { try await self.ready() } }
+        router.get("/status") { _, _ in await self.answer { try await self.status() } }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: self.metricsText())))
+        }
+        return router
+    }
+
+    /// Runs a handler, turning its errors into the relay's JSON errors (a database that is unavailable is a 503).
+    func answer(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as RelayError {
+            return error.response
+        } catch {
+            logger.databaseError("relay request failed", error)
+            return RelayError.unavailable.response
+        }
+    }
+
+    /// The digest that binds `token` of `platform`.
+    func digest(platform: String, token: String) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data((platform + "\u{0}" + token).utf8), using: tokenKey))
+    }
+
+    /// Reads the body and authenticates the request; returns the installation and the body.
+    func authenticate(_ request: Request, path: String) async throws -> (UUID, ByteBuffer) {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.maxBody)
+        } catch {
+            throw RelayError.tooLarge
+        }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), header.utf8.count < 4096 else {
+            throw RelayError.unauthorized
+        }
+        let token = String(header.dropFirst("Bearer ".count))
+        guard let installation = await RelayRequestToken.installation(of: token), let credential = try await store.credential(of: installation)
+        else { throw RelayError.unauthorized }
+        let claims: RelayRequestClaims
+        do {
+            claims = try await RelayRequestToken.verify(
+                token, publicKey: credential.publicKey, installation: installation, method: "POST", path: path, body: body.readableBytesView)
+        } catch {
+            throw RelayError.unauthorized
+        }
+        guard !credential.disabled else { throw RelayError.disabled }
+        guard try await store.recordRequestID(claims.jti.value, expires: claims.exp.value) else { throw RelayError.unauthorized }
+        return (installation, body)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ body: ByteBuffer) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer: body))
+        } catch {
+            throw RelayError.badRequest("the body is not a valid \(type) (JSON)")
+        }
+    }
+
+    func tokens(_ request: Request) async throws -> Response {
+        let (installation, body) = try await authenticate(request, path: "/v1/relay/tokens")
+        let changes = try decode(RelayTokenChanges.self, body)
+        guard changes.bind.count + changes.release.count <= RelayTokenChanges.maxTokens else {
+            throw RelayError.badRequest("at most \(RelayTokenChanges.maxTokens) tokens per request")
+        }
+        for token in changes.bind + changes.release {
+            guard let platform = Platform(rawValue: token.platform), RelayPush.relayedPlatforms.contains(platform) else {
+                throw RelayError.badRequest("platform \(token.platform) is not relayed (apns, fcm and wns are; Web Push needs no relay)")
+            }
+            guard !token.token.isEmpty, token.token.utf8.count <= 4096 else {
+                throw RelayError.badRequest("a token is empty or longer than 4096 bytes")
+            }
+        }
+        let released = try await store.release(installation, digests: changes.release.map { digest(platform: $0.platform, token: $0.token) })
+        guard let bound = try await store.bind(installation, digests: changes.bind.map { digest(platform: $0.platform, token: $0.token) }) else {
+            throw RelayError.quota(retryAfter: 3600, "the installation's quota of registered tokens is reached")
+        }
+        logger.debug(
+            "relay tokens changed", metadata: ["relay.installation": "\(installation)", "relay.bound": "\(bound)", "relay.released": "\(released)"])
+        return RelayError.json(["bound": bound, "released": released])
+    }
+
+    func pushes(_ request: Request) async throws -> Response {
+        let (installation, body) = try await authenticate(request, path: "/v1/relay/pushes")
+        let batch = try decode(RelayPushBatch.self, body)
+        guard batch.pushes.count <= RelayPushBatch.maxPushes else {
+            throw RelayError.badRequest("at most \(RelayPushBatch.maxPushes) pushes per request")
+        }
+        var outcomes = [RelayOutcome?](repeating: nil, count: batch.pushes.count)
+        var pushes: [(Int, Push, Data)] = []
+        for (index, relayed) in batch.pushes.enumerated() {
+            do {
+                pushes.append((index, try relayed.push(), digest(platform: relayed.platform, token: relayed.token)))
+            } catch let error as RelayWireError {
+                outcomes[index] = RelayOutcome(outcome: .refused, reason: error.description)
+            }
+        }
+        let bound = try await store.bound(installation, digests: pushes.map(\.2))
+        let sendable = pushes.filter { bound.contains($0.2) }
+        for (index, _, digest) in pushes where !bound.contains(digest) { outcomes[index] = .unregistered }
+        if !sendable.isEmpty {
+            let wait = try await store.takeQuota(installation, pushes: sendable.count)
+            guard wait <= 0 else { throw RelayError.quota(retryAfter: wait, "the installation's push quota is used up") }
+        }
+        let sent = await forwarder.send(sendable.map { ($0.0, $0.1) }, installation: installation)
+        for (index, outcome) in sent { outcomes[index] = outcome }
+        let results = outcomes.map { $0 ?? RelayOutcome(outcome: .retry, scope: "provider", reason: "not sent") }
+        forwarder.count(results)
+        return RelayError.json(RelayPushResults(results: results))
+    }
+
+    func ready() async throws -> Response {
+        let pending = try await readiness()
+        guard pending.isEmpty else {
+            return RelayError.json(["status": "migrations pending: \(pending.joined(separator: ", "))"], status: .serviceUnavailable)
+        }
+        return RelayError.json(["status": "ready"])
+    }
+
+    func status() async throws -> Response {
+        let installations = try await store.installations()
+        struct Row: Encodable {
+            var id: UUID
+            var name: String
+            var disabled: Bool
+            var tokens: Int
+            var pushes_last_hour: Int
+            var pushes_last_day: Int
+        }
+        struct Status: Encodable {
+            var installations: Int
+            var disabled: Int
+            var tokens: Int
+            var pushes_last_hour: Int
+            var pushes_last_day: Int
+            /// The ten installations with the most pushes in the last hour (bounded, whatever their number).
+            var top: [Row]
+            var platforms: [String]
+        }
+        let top = installations.sorted { ($0.pushesLastHour, $0.pushesLastDay) > ($1.pushesLastHour, $1.pushesLastDay) }.prefix(10).map {
+            Row(
+                id: $0.id, name: $0.name, disabled: $0.disabled, tokens: $0.tokens, pushes_last_hour: $0.pushesLastHour,
+                pushes_last_day: $0.pushesLastDay)
+        }
+        return RelayError.json(
+            Status(
+                installations: installations.count, disabled: installations.filter(\.disabled).count,
+                tokens: installations.reduce(0) { $0 + $1.tokens },
+                pushes_last_hour: installations.reduce(0) { $0 + $1.pushesLastHour },
+                pushes_last_day: installations.reduce(0) { $0 + $1.pushesLastDay },
+                top: Array(top), platforms: forwarder.platforms.map(\.rawValue).sorted()))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Metrics
+import SecurePushCore
+import SecurePushRelayProtocol
+
+/// Sends an installation's pushes through the vendor's providers (APNs, FCM, WNS) and answers one outcome
+/// per push. It keeps nothing: each push is forwarded and forgotten.
+public final class RelayForwarder: Sendable {
+    let providers: [Platform: any PushProvider]
+    let limiter: InstallationLimiter
+    let outcomes: [RelayOutcome.Kind: Counter]
+    let logger: Logger
+
+    /// A forwarder over `providers`, with at most `perInstallation` sends in flight per installation.
+    public init(providers: [any PushProvider], perInstallation: Int, logger: Logger) {
+        self.providers = Dictionary(
+            providers.filter { RelayPush.relayedPlatforms.contains($0.platform) }.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+        self.limiter = InstallationLimiter(perInstallation: perInstallation)
+        self.logger = logger
+        self.outcomes = Dictionary(
+            uniqueKeysWithValues: [RelayOutcome.Kind.sent, .tokenInvalid, .retry, .failed, .refused].map {
+                ($0, Counter(label: "securepush_relay_pushes_total", dimensions: [("outcome", $0.rawValue)]))
+            })
+    }
+
+    /// The platforms this relay pushes to.
+    public var platforms: Set<Platform> { Set(providers.keys) }
+
+    /// Sends `pushes` (index in the request, push) for `installation`; returns each one's outcome by index.
+    func send(_ pushes: [(Int, Push)], installation: UUID) async -> [Int: RelayOutcome] {
+        await withTaskGroup(of: (Int, RelayOutcome).self) { group in
+            for (index, push) in pushes {
+                guard let provider = providers[push.target.platform] else {
+                    group.addTask { (index, RelayOutcome(outcome: .refused, reason: "this relay does not push to \(push.target.platform.rawValue)")) }
+                    continue
+                }
+                await limiter.acquire(installation)
+                group.addTask {
+                    let result = await provider.send(push)
+                    self.limiter.release(installation)
+                    return (index, RelayOutcome(result))
+                }
+            }
+            var outcomes: [Int: RelayOutcome] = [:]
+            for await (index, outcome) in group {
+                outcomes[index] = outcome
+            }
+            return outcomes
+        }
+    }
+
+    /// Counts answered outcomes in `securepush_relay_pushes_total{outcome}`.
+    func count(_ outcomes: [RelayOutcome]) {
+        for outcome in outcomes { self.outcomes[outcome.outcome]?.increment() }
+    }
+}

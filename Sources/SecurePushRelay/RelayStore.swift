@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationEssentialsCompat
+import PostgresNIO
+import SecurePushCore
+import SecurePushStore
+
+/// The relay's database (`sql/relay/`, schema `securepush_relay`): installations, token bindings (keyed
+/// digests), usage, request ids and the audit. No push is ever stored.
+public struct RelayStore: Sendable {
+    /// An installation as the operator's commands show it.
+    public struct Installation: Sendable {
+        public var id: UUID
+        public var name: String
+        public var keyVersion: Int
+        public var disabled: Bool
+        public var createdAt: Date
+        public var pushesPerMinute: Int?
+        public var pushesPerDay: Int?
+        public var maxTokens: Int?
+        public var tokens: Int
+        public var pushesLastHour: Int
+        public var pushesLastDay: Int
+    }
+
+    /// Quotas; `nil` leaves one as it is, `.some(nil)` removes it.
+    public struct Quotas: Sendable {
+        public var pushesPerMinute: Int??
+        public var pushesPerDay: Int??
+        public var maxTokens: Int??
+
+        /// Creates quotas.
+        public init(pushesPerMinute: Int?? = nil, pushesPerDay: Int?? = nil, maxTokens: Int?? = nil) {
+            self.pushesPerMinute = pushesPerMinute
+            self.pushesPerDay = pushesPerDay
+            self.maxTokens = maxTokens
+        }
+    }
+
+    let client: any DatabaseClient
+    let logger: Logger
+
+    /// A store on `client`.
+    public init(client: any DatabaseClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await client.run(query, logger: logger).collect()
+    }
+
+    /// Adds an installation with `publicKey`; returns its id.
+    public func add(name: String, publicKey: Data, quotas: Quotas) async throws -> UUID {
+        let id = UUID()
+        _ = try await rows(
+            """
+            WITH added AS (
+                INSERT INTO securepush_relay.installations (id, name, public_key, pushes_per_minute, pushes_per_day, max_tokens)
+                VALUES (\(id), \(name), \(publicKey), \(quotas.pushesPerMinute ?? nil), \(quotas.pushesPerDay ?? nil), \(quotas.maxTokens ?? nil))
+                RETURNING id
+            )
+            INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'installation_added', id FROM added
+            """)
+        return id
+    }
+
+    /// Every installation, by name.
+    public func installations() async throws -> [Installation] {
+        let rows = try await rows(
+            """
+            SELECT i.id, i.name, i.key_version, i.disabled_at IS NOT NULL, i.created_at, i.pushes_per_minute, i.pushes_per_day, i.max_tokens,
+                   (SELECT count(*) FROM securepush_relay.bindings b WHERE b.installation_id = i.id),
+                   (SELECT coalesce(sum(u.pushes), 0)::bigint FROM securepush_relay.usage u
+                    WHERE u.installation_id = i.id AND u.minute > now() - interval '1 hour'),
+                   (SELECT coalesce(sum(u.pushes), 0)::bigint FROM securepush_relay.usage u
+                    WHERE u.installation_id = i.id AND u.minute > now() - interval '1 day')
+            FROM securepush_relay.installations i ORDER BY i.name
+            """)
+        return try rows.map { row in
+            let (id, name, version, disabled, created, perMinute, perDay, maxTokens, tokens, hour, day) = try row.decode(
+                (UUID, String, Int32, Bool, Date, Int32?, Int32?, Int32?, Int64, Int64, Int64).self)
+            return Installation(
+                id: id, name: name, keyVersion: Int(version), disabled: disabled, createdAt: created, pushesPerMinute: perMinute.map(Int.init),
+                pushesPerDay: perDay.map(Int.init), maxTokens: maxTokens.map(Int.init), tokens: Int(tokens), pushesLastHour: Int(hour),
+                pushesLastDay: Int(day))
+        }
+    }
+
+    /// The installation named `reference` (its id, or its name); `nil` when none.
+    public func find(_ reference: String) async throws -> UUID? {
+        let id = UUID(canonical: Array(reference.utf8)[...])
+        let rows = try await rows("SELECT id FROM securepush_relay.installations WHERE id = \(id) OR name = \(reference)")
+        return try rows.first?.decode(UUID.self)
+    }
+
+    /// Disables or enables an installation; false when there is none.
+    public func setDisabled(_ id: UUID, _ disabled: Bool) async throws -> Bool {
+        let event = disabled ? "installation_disabled" : "installation_enabled"
+        let rows = try await rows(
+            """
+            WITH changed AS (
+                UPDATE securepush_relay.installations SET disabled_at = CASE WHEN \(disabled) THEN coalesce(disabled_at, now()) END
+                WHERE id = \(id) RETURNING id
+            ), audited AS (
+                INSERT INTO securepush_relay.audit (event, installation_id) SELECT \(event), id FROM changed
+            )
+            SELECT count(*)::bigint FROM changed
+            """)
+        return try rows.first?.decode(Int64.self) == 1
+    }
+
+    /// Replaces an installation's key (the old one stops working at once); false when there is none.
+    public func rotateKey(_ id: UUID, publicKey: Data) async throws -> Bool {
+        let rows = try await rows(
+            """
+            WITH changed AS (
+                UPDATE securepush_relay.installations SET public_key = \(publicKey), key_version = key_version + 1
+                WHERE id = \(id) RETURNING id
+            ), audited AS (
+                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'key_rotated', id FROM changed
+            )
+            SELECT count(*)::bigint FROM changed
+            """)
+        return try rows.first?.decode(Int64.self) == 1
+    }
+
+    /// Changes the quotas given; false when there is no such installation.
+    public func setQuotas(_ id: UUID, _ quotas: Quotas) async throws -> Bool {
+        let rows = try await rows(
+            """
+            WITH changed AS (
+                UPDATE securepush_relay.installations SET
+                    pushes_per_minute = CASE WHEN \(quotas.pushesPerMinute != nil) THEN \(quotas.pushesPerMinute ?? nil) ELSE pushes_per_minute END,
+                    pushes_per_day = CASE WHEN \(quotas.pushesPerDay != nil) THEN \(quotas.pushesPerDay ?? nil) ELSE pushes_per_day END,
+                    max_tokens = CASE WHEN \(quotas.maxTokens != nil) THEN \(quotas.maxTokens ?? nil) ELSE max_tokens END
+                WHERE id = \(id) RETURNING id
+            ), audited AS (
+                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'quota_set', id FROM changed
+            )
+            SELECT count(*)::bigint FROM changed
+            """)
+        return try rows.first?.decode(Int64.self) == 1
+    }
+
+    /// What authenticating a request of `id` needs: its public key and whether it is disabled.
+    public func credential(of id: UUID) async throws -> (publicKey: Data, disabled: Bool)? {
+        let rows = try await rows("SELECT public_key, disabled_at IS NOT NULL FROM securepush_relay.installations WHERE id = \(id)")
+        guard let row = rows.first else { return nil }
+        let (key, disabled) = try row.decode((ByteBuffer, Bool).self)
+        return (Data(buffer: key), disabled)
+    }
+
+    /// Records a request id until `expires`; false when it was seen before (a replay).
+    public func recordRequestID(_ jti: String, expires: Date) async throws -> Bool {
+        let rows = try await rows(
+            """
+            INSERT INTO securepush_relay.request_ids (jti, expires_at) VALUES (\(jti), \(expires))
+            ON CONFLICT (jti) DO NOTHING RETURNING 1
+            """)
+        return !rows.isEmpty
+    }
+
+    /// Binds digests to `installation` (re-binding and auditing those bound elsewhere); `nil` when its
+    /// `max_tokens` would be exceeded.
+    public func bind(_ installation: UUID, digests: [Data]) async throws -> Int? {
+        guard !digests.isEmpty else { return 0 }
+        let rows = try await rows("SELECT securepush_relay.bind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])")
+        let changed = try rows.first?.decode(Int32.self) ?? 0
+        return changed < 0 ? nil : Int(changed)
+    }
+
+    /// Releases digests bound to `installation` (others' bindings are untouched); returns how many.
+    public func release(_ installation: UUID, digests: [Data]) async throws -> Int {
+        guard !digests.isEmpty else { return 0 }
+        let rows = try await rows(
+            """
+            WITH gone AS (
+                DELETE FROM securepush_relay.bindings
+                WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
+                RETURNING 1
+            )
+            SELECT count(*)::bigint FROM gone
+            """)
+        return Int(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    /// Which of `digests` are bound to `installation`.
+    public func bound(_ installation: UUID, digests: [Data]) async throws -> Set<Data> {
+        guard !digests.isEmpty else { return [] }
+        let rows = try await rows(
+            """
+            SELECT digest FROM securepush_relay.bindings
+            WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
+            """)
+        return Set(try rows.map { Data(buffer: try $0.decode(ByteBuffer.self)) })
+    }
+
+    /// Counts `pushes` against the installation's quotas: 0 when they fit (and are counted), else seconds to wait.
+    public func takeQuota(_ installation: UUID, pushes: Int) async throws -> Double {
+        let rows = try await rows("SELECT securepush_relay.take_quota(\(installation), \(Int32(clamping: pushes)))")
+        return try rows.first?.decode(Double.self) ?? 0
+    }
+
+    /// Deletes expired request ids and old usage.
+    public func prune() async throws -> Int {
+        let rows = try await rows("SELECT securepush_relay.prune()")
+        return Int(try rows.first?.decode(Int32.self) ?? 0)
+    }
+}

@@ -1,0 +1,185 @@
+import ArgumentParser
+import Foundation
+import SecurePushRelay
+import SecurePushRelayProtocol
+import SecurePushServer
+import SecurePushStore
+
+/// `securepush relay ...`: the relay operator's commands, on the relay's own database (DATABASE_URL).
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Operate a push relay (docs/relay.md): its database and its installations.",
+        subcommands: [RelayMigrateCommand.self, InstallationCommand.self]
+    )
+}
+
+struct RelayMigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply the relay's migrations (sql/relay/) to DATABASE_URL.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let (configuration, logger) = try common.loadDatabase()
+        let migrator = try Migrator.relay()
+        let applied = try await DatabaseSession.withClient(configuration, logger: logger) { client in
+            try await migrator.migrate(client: client, logger: logger)
+        }
+        print(
+            applied.isEmpty
+                ? "securepush relay: schema is up to date (\(migrator.migrations.count) migrations)"
+                : "securepush relay: applied \(applied.joined(separator: ", "))")
+    }
+}
+
+/// A quota flag: a positive number, or `none` to remove the quota.
+struct QuotaArgument: ExpressibleByArgument {
+    let value: Int?
+
+    init?(argument: String) {
+        if argument == "none" {
+            value = nil
+        } else if let number = Int(argument), number > 0, number <= Int(Int32.max) {
+            value = number
+        } else {
+            return nil
+        }
+    }
+}
+
+struct QuotaOptions: ParsableArguments {
+    @Option(name: .customLong("pushes-per-minute"), help: "Pushes per minute, or none.")
+    var pushesPerMinute: QuotaArgument?
+    @Option(name: .customLong("pushes-per-day"), help: "Pushes per day, or none.")
+    var pushesPerDay: QuotaArgument?
+    @Option(name: .customLong("max-tokens"), help: "Registered tokens at most, or none.")
+    var maxTokens: QuotaArgument?
+
+    var quotas: RelayStore.Quotas {
+        RelayStore.Quotas(pushesPerMinute: pushesPerMinute.map(\.value), pushesPerDay: pushesPerDay.map(\.value), maxTokens: maxTokens.map(\.value))
+    }
+}
+
+struct InstallationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "installation", abstract: "Add, list, disable, enable, re-key and limit the installations (self-hosted servers).",
+        subcommands: [Add.self, List.self, Disable.self, Enable.self, RotateKey.self, SetQuota.self])
+
+    /// Runs `body` with the relay's store on DATABASE_URL.
+    static func withStore<T: Sendable>(_ common: CommonOptions, _ body: @escaping @Sendable (RelayStore) async throws -> T) async throws -> T {
+        let (configuration, logger) = try common.loadDatabase()
+        return try await DatabaseSession.withClient(configuration, logger: logger) { client in
+            try await body(RelayStore(client: client, logger: logger))
+        }
+    }
+
+    static func find(_ store: RelayStore, _ reference: String) async throws -> UUID {
+        guard let id = try await store.find(reference) else { throw ValidationError("no installation \(reference)") }
+        return id
+    }
+
+    static func printKey(id: UUID, key: InstallationKey) {
+        print("installation id: \(id.uuidString.lowercased())")
+        print("key (shown once; the relay keeps only its public half): \(key.text)")
+        print(
+            "on the self-hosted server: SECUREPUSH_RELAY_INSTALLATION_ID=\(id.uuidString.lowercased()), and the key in the file SECUREPUSH_RELAY_KEY_FILE names"
+        )
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add an installation; prints its id and key once.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "A unique name (1 to 100 characters).") var name: String
+        @OptionGroup var quota: QuotaOptions
+
+        func run() async throws {
+            guard (1...100).contains(name.count) else { throw ValidationError("--name must be 1 to 100 characters") }
+            let key = InstallationKey()
+            let (name, quotas) = (self.name, quota.quotas)
+            let id = try await InstallationCommand.withStore(common) { store in
+                if try await store.find(name) != nil { throw ValidationError("an installation named \(name) exists") }
+                return try await store.add(name: name, publicKey: key.publicKey, quotas: quotas)
+            }
+            InstallationCommand.printKey(id: id, key: key)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the installations with their quotas and counts.")
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            let installations = try await InstallationCommand.withStore(common) { try await $0.installations() }
+            func quota(_ value: Int?) -> String { value.map(String.init) ?? "-" }
+            print(["id", "name", "state", "key", "per_minute", "per_day", "max_tokens", "tokens", "pushes_1h", "pushes_24h"].joined(separator: "\t"))
+            for i in installations {
+                print(
+                    [
+                        i.id.uuidString.lowercased(), i.name, i.disabled ? "disabled" : "enabled", "v\(i.keyVersion)", quota(i.pushesPerMinute),
+                        quota(i.pushesPerDay), quota(i.maxTokens), "\(i.tokens)", "\(i.pushesLastHour)", "\(i.pushesLastDay)",
+                    ].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an installation: its requests are refused (403) until enabled.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The installation's id or name.") var installation: String
+
+        func run() async throws {
+            let reference = installation
+            _ = try await InstallationCommand.withStore(common) { store in
+                try await store.setDisabled(try await InstallationCommand.find(store, reference), true)
+            }
+            print("disabled \(reference)")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled installation.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The installation's id or name.") var installation: String
+
+        func run() async throws {
+            let reference = installation
+            _ = try await InstallationCommand.withStore(common) { store in
+                try await store.setDisabled(try await InstallationCommand.find(store, reference), false)
+            }
+            print("enabled \(reference)")
+        }
+    }
+
+    struct RotateKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key", abstract: "Give an installation a new key (the old one stops working at once); prints it once.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The installation's id or name.") var installation: String
+
+        func run() async throws {
+            let key = InstallationKey()
+            let reference = installation
+            let id = try await InstallationCommand.withStore(common) { store in
+                let id = try await InstallationCommand.find(store, reference)
+                _ = try await store.rotateKey(id, publicKey: key.publicKey)
+                return id
+            }
+            InstallationCommand.printKey(id: id, key: key)
+        }
+    }
+
+    struct SetQuota: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set-quota", abstract: "Change an installation's quotas (none removes one).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The installation's id or name.") var installation: String
+        @OptionGroup var quota: QuotaOptions
+
+        func run() async throws {
+            let (reference, quotas) = (installation, quota.quotas)
+            _ = try await InstallationCommand.withStore(common) { store in
+                try await store.setQuotas(try await InstallationCommand.find(store, reference), quotas)
+            }
+            print("quotas set for \(reference)")
+        }
+    }
+}

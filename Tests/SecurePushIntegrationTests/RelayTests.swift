@@ -1,0 +1,211 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
+import PostgresNIO
+import SecurePushCore
+import SecurePushFakes
+import SecurePushRelayProtocol
+import SecurePushTestSupport
+import Testing
+
+/// The push relay (issue 33, its relay half), against the real binary: `securepush relay ...` commands and
+/// `serve --role relay` with the fake APNs behind it, on the relay's own schema.
+@Suite("Push relay (real binary)", .serialized)
+struct RelayTests {
+    struct Installation {
+        var id: UUID
+        var key: InstallationKey
+    }
+
+    struct Relay: Sendable {
+        let port: Int
+        let db: TestDatabase
+        let apns: FakeAPNsServer
+        let environment: [String: String]
+
+        /// `securepush relay <arguments>` on the relay's database; its output.
+        func command(_ arguments: [String]) async throws -> String {
+            let run = try await CommandTests.run(["relay"] + arguments, environment: environment)
+            #expect(run.status == 0, "\(arguments): \(run.output)")
+            return run.output
+        }
+
+        func add(_ name: String, _ extra: [String] = []) async throws -> Installation {
+            let output = try await command(["installation", "add", "--name", name] + extra)
+            let id = try #require(output.split(separator: "\n").first { $0.hasPrefix("installation id: ") }.map { String($0.dropFirst(17)) })
+            let keyLine = try #require(output.split(separator: "\n").first { $0.contains("securepush-relay-key-1:") })
+            let key = try InstallationKey(text: String(keyLine[keyLine.range(of: "securepush-relay-key-1:")!.lowerBound...]))
+            return Installation(id: try #require(UUID(uuidString: id)), key: key)
+        }
+
+        /// POSTs `body` to `path` signed as `installation` (or with `token` when given); status and body.
+        func post(_ path: String, _ body: some Encodable, as installation: Installation, token: String? = nil) async throws -> (
+            status: UInt, body: String, retryAfter: String?, token: String
+        ) {
+            let bytes = try JSONEncoder().encode(body)
+            let signed: String
+            if let token {
+                signed = token
+            } else {
+                signed = try await RelayRequestToken.sign(
+                    installation: installation.id, key: installation.key, method: "POST", path: path, body: bytes)
+            }
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(signed)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: bytes))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            return (
+                response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers.first(name: "retry-after"),
+                signed
+            )
+        }
+
+        func bind(_ tokens: [String], as installation: Installation) async throws -> UInt {
+            try await post("/v1/relay/tokens", RelayTokenChanges(bind: tokens.map { RelayToken(platform: "apns", token: $0) }), as: installation)
+                .status
+        }
+
+        func push(_ token: String, id: UUID = UUID(), as installation: Installation) async throws -> RelayOutcome? {
+            let push = RelayPush(
+                Push(
+                    notificationID: NotificationID(id), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+                    expiresAt: Date().addingTimeInterval(3600)))
+            let answer = try await post("/v1/relay/pushes", RelayPushBatch(pushes: [push]), as: installation)
+            guard answer.status == 200 else { return nil }
+            return try JSONDecoder().decode(RelayPushResults.self, from: Data(answer.body.utf8)).results.first
+        }
+    }
+
+    static func withRelay(_ body: @escaping @Sendable (Relay) async throws -> Void) async throws {
+        let apnsKey = try FakeCredentials.apnsKey()
+        let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey()])
+        let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: tokenKey)
+        defer { try? FileManager.default.removeItem(at: tokenKey) }
+        do {
+            try await TestDatabase.with { db in
+                let port = freeTCPPort()
+                var environment = FakeCredentials.environment(apns: apns, key: apnsKey)
+                environment["DATABASE_URL"] = db.url.urlString
+                environment["SECUREPUSH_PROVIDERS"] = "apns"
+                environment["SECUREPUSH_RELAY_PORT"] = "\(port)"
+                environment["SECUREPUSH_RELAY_TOKEN_KEY_FILE"] = tokenKey.path
+                let migrate = try await CommandTests.run(["relay", "migrate"], environment: environment)
+                #expect(migrate.status == 0, "\(migrate.output)")
+                try await withServedAPI(db, role: "relay", environment: environment) { _ in
+                    try await eventually("the relay answers", timeout: .seconds(30)) {
+                        (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
+                    }
+                    try await body(Relay(port: port, db: db, apns: apns, environment: environment))
+                }
+            }
+        } catch {
+            await apns.shutdown()
+            throw error
+        }
+        await apns.shutdown()
+    }
+
+    @Test("an installation pushes to the tokens it registered (id only); another's token is refused like an unknown one; a dead token says so")
+    func pushesAndIsolation() async throws {
+        try await Self.withRelay { relay in
+            let a = try await relay.add("hospital-a")
+            let b = try await relay.add("hospital-b")
+            let (tokenA, tokenB, unknown) = (hexToken(), hexToken(), hexToken())
+            #expect(try await relay.bind([tokenA], as: a) == 200)
+            #expect(try await relay.bind([tokenB], as: b) == 200)
+            let id = UUID()
+            #expect(try await relay.push(tokenA, id: id, as: a)?.outcome == .sent)
+            let delivered = try #require(relay.apns.delivered.first { $0.path.hasSuffix(tokenA) })
+            let body = String(decoding: delivered.body, as: UTF8.self)
+            #expect(body.contains(id.uuidString.lowercased()), "the notification id reached APNs: \(body)")
+
+            let others = try await relay.post(
+                "/v1/relay/pushes",
+                RelayPushBatch(
+                    pushes: [tokenB, unknown].map {
+                        RelayPush(
+                            Push(
+                                notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: $0),
+                                expiresAt: Date().addingTimeInterval(60)))
+                    }), as: a)
+            let results = try JSONDecoder().decode(RelayPushResults.self, from: Data(others.body.utf8)).results
+            #expect(
+                results.count == 2 && results[0] == results[1] && results[0] == .unregistered,
+                "B's token and an unknown one get the same answer: \(others.body)")
+            #expect(!relay.apns.requests.contains { $0.path.hasSuffix(tokenB) || $0.path.hasSuffix(unknown) }, "neither reached APNs")
+
+            relay.apns.script(token: tokenA, .reject(status: 410, reason: "Unregistered"))
+            #expect(try await relay.push(tokenA, as: a)?.outcome == .tokenInvalid)
+
+            // A device that moves to B's server is re-bound to B, audited; A can no longer push to it.
+            #expect(try await relay.bind([tokenA], as: b) == 200)
+            #expect(try await relay.push(tokenA, as: a) == .unregistered)
+            let rebound: Int64 = try await relay.db.scalar("SELECT count(*)::bigint FROM securepush_relay.audit WHERE event = 'token_rebound'")
+            #expect(rebound == 1)
+        }
+    }
+
+    @Test("a replayed, forged, disabled or re-keyed request is refused; quotas answer 429 with Retry-After; Web Push is not relayed")
+    func authenticationAndQuotas() async throws {
+        try await Self.withRelay { relay in
+            let a = try await relay.add("clinic", ["--pushes-per-minute", "2"])
+            let token = hexToken()
+            #expect(try await relay.bind([token], as: a) == 200)
+            let changes = RelayTokenChanges(bind: [RelayToken(platform: "apns", token: hexToken())])
+            let first = try await relay.post("/v1/relay/tokens", changes, as: a)
+            #expect(first.status == 200)
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: a, token: first.token).status == 401, "a replayed token is refused")
+            let forger = Installation(id: a.id, key: InstallationKey())
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: forger).status == 401, "a token signed with another key is refused")
+            let webPush = try await relay.post(
+                "/v1/relay/tokens", RelayTokenChanges(bind: [RelayToken(platform: "webpush", token: "https://x")]), as: a)
+            #expect(webPush.status == 400 && webPush.body.contains("Web Push needs no relay"), "\(webPush.body)")
+
+            #expect(try await relay.push(token, as: a)?.outcome == .sent)
+            #expect(try await relay.push(token, as: a)?.outcome == .sent)
+            let over = try await relay.post(
+                "/v1/relay/pushes",
+                RelayPushBatch(pushes: [
+                    RelayPush(
+                        Push(
+                            notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+                            expiresAt: Date().addingTimeInterval(60)))
+                ]),
+                as: a)
+            #expect(over.status == 429 && over.retryAfter != nil, "the third push in a minute is over the quota: \(over.status) \(over.body)")
+            _ = try await relay.command(["installation", "set-quota", "clinic", "--pushes-per-minute", "none"])
+            #expect(try await relay.push(token, as: a)?.outcome == .sent)
+
+            _ = try await relay.command(["installation", "disable", "clinic"])
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: a).status == 403)
+            _ = try await relay.command(["installation", "enable", "clinic"])
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: a).status == 200)
+
+            let output = try await relay.command(["installation", "rotate-key", "clinic"])
+            let keyLine = try #require(output.split(separator: "\n").first { $0.contains("securepush-relay-key-1:") })
+            let rotated = Installation(
+                id: a.id, key: try InstallationKey(text: String(keyLine[keyLine.range(of: "securepush-relay-key-1:")!.lowerBound...])))
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: a).status == 401, "the old key stopped working")
+            #expect(try await relay.post("/v1/relay/tokens", changes, as: rotated).status == 200)
+
+            let list = try await relay.command(["installation", "list"])
+            #expect(list.contains("clinic") && list.contains("v2"), "\(list)")
+            // The relay's database holds no token and no key: digests and public keys only.
+            let dump: String = try await relay.db.scalar(
+                """
+                SELECT string_agg(t, ' ') FROM (
+                    SELECT row_to_json(b)::text AS t FROM securepush_relay.bindings b
+                    UNION ALL SELECT row_to_json(i)::text FROM securepush_relay.installations i
+                    UNION ALL SELECT row_to_json(a)::text FROM securepush_relay.audit a
+                    UNION ALL SELECT row_to_json(u)::text FROM securepush_relay.usage u
+                    UNION ALL SELECT row_to_json(r)::text FROM securepush_relay.request_ids r) rows
+                """)
+            #expect(dump.contains("clinic") && !dump.lowercased().contains(token.lowercased()), "no token in the relay's tables")
+        }
+    }
+}
