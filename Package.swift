@@ -98,8 +98,8 @@ let package = Package(
         .target(
             name: "SecurePushProviders",
             dependencies: [
-                "SecurePushCore", .asyncHTTPClient, .nioCore, .nioPosix, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras,
-                .logging, .nioConcurrencyHelpers,
+                "SecurePushCore", "SecurePushRelayProtocol", .asyncHTTPClient, .nioCore, .nioPosix, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras,
+                .logging, .nioConcurrencyHelpers, .serviceLifecycle, .nioFoundationEssentialsCompat,
             ],
             swiftSettings: swiftSettings
         ),

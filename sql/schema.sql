@@ -1053,6 +1053,34 @@ $$;
 
 
 --
+-- Name: queue_relay_changes(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.queue_relay_changes() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'securepush'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    relayed text[] := securepush.relay_platforms();
+BEGIN
+    IF cardinality(relayed) = 0 THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.active AND OLD.platform = ANY (relayed)
+       AND (TG_OP = 'DELETE' OR NOT NEW.active OR NEW.token IS DISTINCT FROM OLD.token) THEN
+        INSERT INTO securepush.relay_outbox (platform, token, action) VALUES (OLD.platform, OLD.token, 'release');
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.active AND NEW.platform = ANY (relayed)
+       AND (TG_OP = 'INSERT' OR NOT OLD.active OR NEW.token IS DISTINCT FROM OLD.token) THEN
+        INSERT INTO securepush.relay_outbox (platform, token, action) VALUES (NEW.platform, NEW.token, 'bind');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+
+--
 -- Name: quiet_release(text, time without time zone, time without time zone, timestamp with time zone); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1206,6 +1234,30 @@ BEGIN
     device_secret := rtrim(translate(encode(secret, 'base64'), '+/', '-_'), '=');
     RETURN NEXT;
 END
+$$;
+
+
+--
+-- Name: relay_change_pending(text, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.relay_change_pending(p_platform text, p_token text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'securepush'
+    AS $$
+    SELECT EXISTS (SELECT 1 FROM securepush.relay_outbox o WHERE o.token = p_token AND o.platform = p_platform)
+$$;
+
+
+--
+-- Name: relay_platforms(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.relay_platforms() RETURNS text[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'securepush'
+    AS $$
+    SELECT coalesce((SELECT string_to_array(nullif(s.value, ''), ',') FROM securepush.settings s WHERE s.key = 'relay_platforms'), '{}')
 $$;
 
 
@@ -1479,6 +1531,33 @@ BEGIN
                                         updated_at = now();
     INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
     ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
+END
+$$;
+
+
+--
+-- Name: set_relay_platforms(text[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.set_relay_platforms(p_platforms text[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'securepush'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    previous text[];
+    queued integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.relay_platforms', 0));
+    previous := securepush.relay_platforms();
+    INSERT INTO securepush.settings (key, value) VALUES ('relay_platforms', array_to_string(p_platforms, ','))
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now();
+    INSERT INTO securepush.relay_outbox (platform, token, action)
+    SELECT d.platform, d.token, 'bind' FROM securepush.devices d
+    WHERE d.active AND d.platform = ANY (p_platforms) AND NOT d.platform = ANY (previous)
+    ORDER BY d.created_at;
+    GET DIAGNOSTICS queued = ROW_COUNT;
+    RETURN queued;
 END
 $$;
 
@@ -2070,6 +2149,34 @@ CREATE TABLE securepush.quiet_hours (
 
 
 --
+-- Name: relay_outbox; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.relay_outbox (
+    id bigint NOT NULL,
+    platform text NOT NULL,
+    token text NOT NULL,
+    action text NOT NULL,
+    queued_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT relay_outbox_action_check CHECK ((action = ANY (ARRAY['bind'::text, 'release'::text])))
+);
+
+
+--
+-- Name: relay_outbox_id_seq; Type: SEQUENCE; Schema: securepush; Owner: -
+--
+
+ALTER TABLE securepush.relay_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME securepush.relay_outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: reschedules; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -2213,6 +2320,14 @@ ALTER TABLE ONLY securepush.notifications
 
 ALTER TABLE ONLY securepush.quiet_hours
     ADD CONSTRAINT quiet_hours_pkey PRIMARY KEY (user_id);
+
+
+--
+-- Name: relay_outbox relay_outbox_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.relay_outbox
+    ADD CONSTRAINT relay_outbox_pkey PRIMARY KEY (id);
 
 
 --
@@ -2423,10 +2538,24 @@ CREATE INDEX notifications_user_created_idx ON securepush.notifications USING bt
 
 
 --
+-- Name: relay_outbox_token; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX relay_outbox_token ON securepush.relay_outbox USING btree (token);
+
+
+--
 -- Name: audit_log audit_log_append_only; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON securepush.audit_log FOR EACH ROW EXECUTE FUNCTION securepush.audit_log_append_only();
+
+
+--
+-- Name: devices devices_relay_changes; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER devices_relay_changes AFTER INSERT OR DELETE OR UPDATE OF token, active ON securepush.devices FOR EACH ROW EXECUTE FUNCTION securepush.queue_relay_changes();
 
 
 --

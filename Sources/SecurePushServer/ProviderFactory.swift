@@ -44,11 +44,24 @@ public enum ProviderFactory {
 
     /// One provider per configured platform, real ones using `httpClient` and, for Web Push and WNS,
     /// `pinnedClients` (both owned by the caller).
+    ///
+    /// The platforms of `configuration.relayClient` go through `relay` (the client, and the queue of
+    /// registrations still to hand over), which must then be given.
     public static func makeProviders(
-        _ configuration: SecurePushConfiguration, httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients? = nil, logger: Logger
+        _ configuration: SecurePushConfiguration, httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients? = nil,
+        relay: (client: RelayClient, outbox: RelayOutboxStore)? = nil, logger: Logger
     ) throws -> [any PushProvider] {
         let settings = configuration.providerSettings
+        let relayed = Set(configuration.relayClient?.platforms ?? [])
         return try configuration.providers.map { platform -> any PushProvider in
+            if relayed.contains(platform) {
+                guard let relay else { throw ConfigurationError("\(platform.rawValue) goes through the relay, but no relay client was given") }
+                let outbox = relay.outbox
+                return RelayProvider(platform: platform, client: relay.client) { platform, token in
+                    // Unknown (the database unavailable): not pending, so the relay's refusal stands.
+                    (try? await outbox.isPending(platform: platform, token: token)) ?? false
+                }
+            }
             func client() throws -> HTTPClient {
                 guard let httpClient else {
                     throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given")

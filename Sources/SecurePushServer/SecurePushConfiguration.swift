@@ -17,8 +17,11 @@ public struct SecurePushConfiguration: Sendable {
     public var readStatements: Int
     /// Whether the dispatcher's claims and outcomes wait for a WAL flush (`SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT`).
     public var dispatcherSynchronousCommit: Bool
-    /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`).
+    /// Platforms this process pushes to (`SECUREPUSH_PROVIDERS`), directly or through the relay.
     public var providers: [Platform]
+    /// The push relay the platforms of `RelayClientSettings.platforms` go through (`relay` in
+    /// `SECUREPUSH_PROVIDERS`); `nil` when none.
+    public var relayClient: RelayClientSettings?
     public var simulatedOutboxPath: String?
     /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
     public var simulatedLatency: Duration?
@@ -110,11 +113,13 @@ public struct SecurePushConfiguration: Sendable {
         self.dispatcherSynchronousCommit =
             try values.choice("SECUREPUSH_DISPATCHER_SYNCHRONOUS_COMMIT", default: "off", allowed: ["on", "off"]) == "on"
         // Unset means the simulated platform; set but empty means none (which `serve` refuses for a dispatcher).
-        self.providers = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? Platform.simulated.rawValue)
+        let (direct, relay) = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? Platform.simulated.rawValue)
+        self.relayClient = relay ? try RelayClientSettings(values: values, direct: direct) : nil
+        self.providers = direct + (relayClient?.platforms ?? [])
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
-        self.providerSettings = try ProviderSettings(values: values, platforms: providers)
+        self.providerSettings = try ProviderSettings(values: values, platforms: direct)
         self.dispatcher.endpointPolicies = providerSettings.endpointPolicies
         self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)
         self.relay = try RelayConfiguration(values: values, required: role == .relay)
@@ -126,15 +131,22 @@ public struct SecurePushConfiguration: Sendable {
     /// The default TTL (`SECUREPUSH_DEFAULT_TTL`).
     public var defaultTTL: Duration { database.defaultTTL }
 
-    static func parseProviders(_ text: String) throws -> [Platform] {
+    /// The platforms pushed directly, and whether `relay` is listed (the platforms of `SECUREPUSH_RELAY_PLATFORMS`
+    /// pushed through a vendor's relay, `RelayClientSettings`).
+    static func parseProviders(_ text: String) throws -> (direct: [Platform], relay: Bool) {
         var platforms: [Platform] = []
+        var relay = false
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !name.isEmpty {
+            if name == "relay" {
+                relay = true
+                continue
+            }
             guard let platform = Platform(rawValue: name) else {
                 throw ConfigurationError(
                     "SECUREPUSH_PROVIDERS lists unknown platform \"\(name)\"; known: \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if !platforms.contains(platform) { platforms.append(platform) }
         }
-        return platforms
+        return (platforms, relay)
     }
 }

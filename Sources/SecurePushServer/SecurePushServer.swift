@@ -50,12 +50,34 @@ public struct SecurePushServer {
         }
     }
 
+    /// The relay client of a dispatcher that pushes through a relay, with its queue of registrations.
+    private func makeRelayClient(httpClient: HTTPClient?, dispatcherClient: PrimaryRouter?) throws -> (client: RelayClient, outbox: RelayOutboxStore)? {
+        guard let settings = configuration.relayClient, let dispatcherClient else { return nil }
+        guard let httpClient else { throw ConfigurationError("the relay needs an HTTP client") }
+        let client = RelayClient(
+            url: settings.url, installation: settings.installation, key: settings.key, httpClient: httpClient, timeout: settings.timeout, logger: logger)
+        return (client, RelayOutboxStore(client: dispatcherClient, logger: logger))
+    }
+
     private func run(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?) async throws {
         FileDescriptorLimit.raise(toFit: configuration.http.limits.maxConnections, logger: logger)
+        // The dispatcher's own pool, so claims never queue behind API requests, with the commit mode configured
+        // (made here, connecting only once it runs: the relay's provider reads its queue of registrations).
+        let dispatcherClient =
+            configuration.role.runsDispatcher
+            ? configuration.databaseURL.makeRouter(
+                poolSize: DispatcherAssembly.databasePoolSize(configuration.dispatcher), logger: logger,
+                synchronousCommit: configuration.dispatcherSynchronousCommit, busy: true) : nil
+        let relay = try makeRelayClient(httpClient: httpClient, dispatcherClient: dispatcherClient)
         let providers =
             configuration.role.runsDispatcher
-            ? try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger) : []
-        try await StartupGate(configuration: configuration.database, timeout: .seconds(10), logger: logger).check()
+            ? try ProviderFactory.makeProviders(
+                configuration, httpClient: httpClient, pinnedClients: pinnedClients, relay: relay.map { ($0.client, $0.outbox) }, logger: logger)
+            : []
+        try await StartupGate(
+            configuration: configuration.database, timeout: .seconds(10),
+            relayPlatforms: configuration.role.runsDispatcher ? configuration.relayClient?.platforms ?? [] : nil, logger: logger
+        ).check()
 
         // The API's request pool is busy; a dispatcher-only process uses this pool only for the
         // payload purge and its operations routes.
@@ -67,15 +89,14 @@ public struct SecurePushServer {
                 poolSize: configuration.databasePoolSize, logger: logger, busy: true, statementTimeout: configuration.http.databaseTimeout)
             : configuration.databaseURL.makeRouter(poolSize: 2, logger: logger)
         var services: [any Service] = [client]
-        if configuration.role.runsDispatcher {
-            // Its own pool, so claims never queue behind API requests, with the commit mode configured.
-            let dispatcherClient = configuration.databaseURL.makeRouter(
-                poolSize: DispatcherAssembly.databasePoolSize(configuration.dispatcher),
-                logger: logger,
-                synchronousCommit: configuration.dispatcherSynchronousCommit,
-                busy: true
-            )
+        if let dispatcherClient {
             services.append(dispatcherClient)
+            if let relay {
+                // Before the dispatcher: a service group stops its services in reverse order, so the relay
+                // client answers the dispatcher's last sends.
+                services.append(relay.client)
+                services.append(RelaySyncService(outbox: relay.outbox, relay: relay.client, logger: logger))
+            }
             let assembly = try DispatcherAssembly(
                 client: dispatcherClient,
                 databaseURL: configuration.databaseURL,

@@ -10,16 +10,23 @@ import SecurePushStore
 struct StartupGate {
     let configuration: DatabaseConfiguration
     let timeout: Duration
+    /// The platforms a dispatcher pushes through a relay (recorded for the registration trigger, migration
+    /// 024); `nil` for a process without a dispatcher, which leaves the record alone.
+    var relayPlatforms: [Platform]? = nil
     let logger: Logger
 
     func check() async throws {
-        let (configuration, logger) = (self.configuration, self.logger)
+        let (configuration, logger, relayPlatforms) = (self.configuration, self.logger, self.relayPlatforms)
         let connector = DatabaseConnector(url: configuration.url)
         do {
             try await withDeadline(timeout) {
                 let (connection, _) = try await connector.connectPrimary(id: 0, logger: logger)
                 do {
                     try await Self.check(connection, configuration: configuration, logger: logger)
+                    if let relayPlatforms {
+                        let queued = try await RelayOutboxStore.setRelayPlatforms(relayPlatforms, on: connection, logger: logger)
+                        if queued > 0 { logger.notice("devices queued for the relay", metadata: ["relay.queued": "\(queued)"]) }
+                    }
                     try await connection.close()
                 } catch {
                     try? await connection.close()

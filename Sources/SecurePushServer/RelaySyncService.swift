@@ -1,0 +1,59 @@
+import Logging
+import NIOConcurrencyHelpers
+import SecurePushCore
+import SecurePushProviders
+import SecurePushRelayProtocol
+import SecurePushStore
+import ServiceLifecycle
+
+/// Hands the queued registration changes (`securepush.relay_outbox`) to the relay, oldest first, every half
+/// second while any wait; one process at a time across the fleet. A relay that is down leaves them queued
+/// (registrations never fail for it) and is tried again; the first failure and the recovery are logged.
+struct RelaySyncService: Service {
+    let outbox: RelayOutboxStore
+    let relay: RelayClient
+    let logger: Logger
+
+    /// Changes per relay request.
+    static let batch = 1000
+
+    func run() async throws {
+        let (outbox, relay, logger) = (self.outbox, self.relay, self.logger)
+        let failing = NIOLockedValueBox(false)
+        try await runPeriodically(every: .milliseconds(500)) { _ in
+            do {
+                var handed = 0
+                while true {
+                    let count = try await outbox.drain(limit: Self.batch) { changes in
+                        try await relay.changeTokens(Self.tokenChanges(changes))
+                    }
+                    handed += count
+                    if count < Self.batch { break }
+                }
+                if failing.withLockedValue({ $0 }) {
+                    failing.withLockedValue { $0 = false }
+                    logger.notice("relay registrations handed over again", metadata: ["relay.changes": "\(handed)"])
+                }
+            } catch {
+                if !failing.withLockedValue({ $0 }) {
+                    failing.withLockedValue { $0 = true }
+                    logger.warning(
+                        "relay registrations could not be handed over; they stay queued and are retried",
+                        metadata: ["relay.error": "\(String(describing: type(of: error)))"])
+                }
+            }
+        }
+    }
+
+    /// The changes as one request: per token, its last change wins (a bind then a release in one batch is a release).
+    static func tokenChanges(_ changes: [RelayOutboxStore.Change]) -> RelayTokenChanges {
+        var last: [RelayToken: String] = [:]
+        var order: [RelayToken] = []
+        for change in changes {
+            let token = RelayToken(platform: change.platform, token: change.token)
+            if last[token] == nil { order.append(token) }
+            last[token] = change.action
+        }
+        return RelayTokenChanges(bind: order.filter { last[$0] == "bind" }, release: order.filter { last[$0] == "release" })
+    }
+}

@@ -1,0 +1,112 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
+import PostgresNIO
+import SecurePushCore
+import SecurePushFakes
+import SecurePushRelayProtocol
+import SecurePushTestSupport
+import Testing
+
+/// A self-hosted SecurePush server (the real binary, its own database) pushing APNs through a relay (the real
+/// binary, another database) to the fake APNs: issue 33's self-hosted half.
+@Suite("Self-hosted server through the relay (real binaries)", .serialized)
+struct RelayEndToEndTests {
+    struct SelfHosted: Sendable {
+        let port: Int
+        let db: TestDatabase
+
+        /// Registers an APNs device for `user` through the API; returns its id.
+        func register(_ user: String, token: String) async throws -> UUID {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/devices")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(try await HostileInputTests.userToken(user))")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: #"{"platform":"apns","token":"\#(token)"}"#))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 16)
+            #expect(response.status == .created, "\(String(buffer: body))")
+            let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+            return try #require((object?["device_id"] as? String).flatMap { UUID(uuidString: $0) })
+        }
+
+        func enqueue(_ user: String) async throws -> UUID {
+            try await db.scalar("SELECT securepush.enqueue(user_id => \(user), payload => '{\"title\":\"Lab results ready\"}'::jsonb)")
+        }
+    }
+
+    /// Runs a self-hosted server (role all) that pushes APNs through `relay` as `installation`.
+    static func withSelfHosted(
+        _ relay: RelayTests.Relay, _ installation: RelayTests.Installation, _ body: @escaping @Sendable (SelfHosted) async throws -> Void
+    ) async throws {
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("relay-installation-\(UUID()).key")
+        try installation.key.text.write(to: keyFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: keyFile) }
+        try await TestDatabase.with { db in
+            let environment = [
+                "SECUREPUSH_PROVIDERS": "relay", "SECUREPUSH_RELAY_PLATFORMS": "apns", "SECUREPUSH_RELAY_URL": "http://127.0.0.1:\(relay.port)",
+                "SECUREPUSH_RELAY_INSTALLATION_ID": installation.id.uuidString.lowercased(), "SECUREPUSH_RELAY_KEY_FILE": keyFile.path,
+                "SECUREPUSH_RETRY_BASE": "200ms", "SECUREPUSH_RETRY_MAX": "1s",
+            ]
+            try await withServedAPI(db, role: "all", environment: environment) { port in
+                try await eventually("the self-hosted server answers", timeout: .seconds(30)) {
+                    (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
+                }
+                try await body(SelfHosted(port: port, db: db))
+            }
+        }
+    }
+
+    @Test("two self-hosted servers push their devices through one relay; a 410 retires the device on the right server; nothing leaks into the relay")
+    func twoInstallations() async throws {
+        try await RelayTests.withRelay { relay in
+            let a = try await relay.add("hospital-a")
+            let b = try await relay.add("hospital-b")
+            let (tokenA, tokenB) = (hexToken(), hexToken())
+            try await Self.withSelfHosted(relay, a) { serverA in
+                try await Self.withSelfHosted(relay, b) { serverB in
+                    let deviceA = try await serverA.register("alice", token: tokenA)
+                    _ = try await serverB.register("bob", token: tokenB)
+                    // Each registration reaches the relay through its server's queue.
+                    try await serverA.db.eventually("A's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                    try await serverB.db.eventually("B's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+
+                    let idA = try await serverA.enqueue("alice")
+                    let idB = try await serverB.enqueue("bob")
+                    try await eventually("both pushes reached APNs", timeout: .seconds(30)) {
+                        let bodies = relay.apns.delivered.map { String(decoding: $0.body, as: UTF8.self) }
+                        return bodies.contains { $0.contains(idA.uuidString.lowercased()) } && bodies.contains { $0.contains(idB.uuidString.lowercased()) }
+                    }
+                    let toA = try #require(relay.apns.delivered.first { $0.path.hasSuffix(tokenA) })
+                    let bodyA = String(decoding: toA.body, as: UTF8.self)
+                    #expect(!bodyA.contains("Lab results"), "no payload at APNs: \(bodyA)")
+
+                    // APNs says A's token is dead: A's server retires the device; B's is untouched.
+                    relay.apns.script(token: tokenA, .reject(status: 410, reason: "Unregistered"))
+                    _ = try await serverA.enqueue("alice")
+                    try await serverA.db.eventually(
+                        "A's device retired", timeout: .seconds(30),
+                        count: "SELECT count(*)::bigint FROM securepush.devices WHERE id = \(deviceA) AND NOT active", is: 1)
+                    let bActive: Int64 = try await serverB.db.scalar("SELECT count(*)::bigint FROM securepush.devices WHERE active")
+                    #expect(bActive == 1)
+
+                    // Nothing of either server's content is in the relay's tables.
+                    let dump: String = try await relay.db.scalar(
+                        """
+                        SELECT coalesce(string_agg(t, ' '), '') FROM (
+                            SELECT row_to_json(b)::text AS t FROM securepush_relay.bindings b
+                            UNION ALL SELECT row_to_json(i)::text FROM securepush_relay.installations i
+                            UNION ALL SELECT row_to_json(a)::text FROM securepush_relay.audit a
+                            UNION ALL SELECT row_to_json(u)::text FROM securepush_relay.usage u
+                            UNION ALL SELECT row_to_json(r)::text FROM securepush_relay.request_ids r) rows
+                        """)
+                    for forbidden in ["Lab results", "alice", "bob", tokenA, tokenB, deviceA.uuidString.lowercased(), idA.uuidString.lowercased()] {
+                        #expect(!dump.lowercased().contains(forbidden.lowercased()), "the relay's tables hold \(forbidden)")
+                    }
+                }
+            }
+        }
+    }
+}
