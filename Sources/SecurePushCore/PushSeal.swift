@@ -9,11 +9,16 @@ public struct PushSeal: Sendable, Hashable {
     public var previewJSON: String?
     /// The device's sealing key; `nil` for Web Push, whose message is encrypted to the subscription.
     public var key: SealingPublicKey?
+    /// A value already sealed by the self-hosted server, as a push relay receives it (docs/relay.md): the
+    /// envelope carries it as it is (when it has the fixed length of a sealed value); the relay never sees
+    /// the preview or the key.
+    public var sealed: String?
 
     /// Creates a seal.
-    public init(previewJSON: String?, key: SealingPublicKey?) {
+    public init(previewJSON: String?, key: SealingPublicKey?, sealed: String? = nil) {
         self.previewJSON = previewJSON
         self.key = key
+        self.sealed = sealed
     }
 }
 

@@ -28,9 +28,13 @@ public struct RelayPush: Codable, Sendable, Hashable {
     public var collapse: String?
     /// The attempt number on the self-hosted side (for the relay's logs and the platform's nothing).
     public var attempt: Int
+    /// The id and preview sealed to the device's key by the self-hosted server (`SECUREPUSH_SEALED_PREVIEWS`):
+    /// a value of fixed length (base64url) the envelope carries as it is; the relay sees neither preview nor key.
+    public var sealed: String?
 
-    /// The relay push of `push` (sealed pushes are refused by the self-hosted side until the relay carries them).
-    public init(_ push: Push) {
+    /// The relay push of `push`; `sealed` is set by the caller that can seal (the self-hosted server's relay client).
+    public init(_ push: Push, sealed: String? = nil) {
+        self.sealed = sealed
         self.platform = push.target.platform.rawValue
         self.token = push.target.token
         self.options = push.target.options
@@ -57,12 +61,15 @@ public struct RelayPush: Codable, Sendable, Hashable {
             throw RelayWireError("collapse must be 32 hex digits")
         }
         if let badge, badge < 0 { throw RelayWireError("badge must not be negative") }
+        if let sealed, sealed.isEmpty || sealed.utf8.count > 4096 {
+            throw RelayWireError("sealed must be a sealed value (base64url, at most 4096 characters)")
+        }
         let kind: PushKind = clear.map { .clear($0.map(NotificationID.init)) } ?? .notify
         return Push(
             kind: kind, notificationID: NotificationID(id),
             target: PushTarget(deviceID: Self.noDevice, platform: platform, token: token, options: options),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), priority: priority, attempt: max(1, attempt), badge: badge,
-            urgency: urgency, collapseID: collapse)
+            urgency: urgency, collapseID: collapse, seal: sealed.map { PushSeal(previewJSON: nil, key: nil, sealed: $0) })
     }
 
     /// The device id of every push the relay sends: it knows no device (all zeros).

@@ -4,6 +4,7 @@ import NIOCore
 import NIOFoundationEssentialsCompat
 import NIOHTTP1
 import PostgresNIO
+import SecurePushClient
 import SecurePushCore
 import SecurePushFakes
 import SecurePushRelayProtocol
@@ -39,7 +40,8 @@ struct RelayEndToEndTests {
 
     /// Runs a self-hosted server (role all) that pushes APNs through `relay` as `installation`.
     static func withSelfHosted(
-        _ relay: RelayTests.Relay, _ installation: RelayTests.Installation, _ body: @escaping @Sendable (SelfHosted) async throws -> Void
+        _ relay: RelayTests.Relay, _ installation: RelayTests.Installation, environment extra: [String: String] = [:],
+        _ body: @escaping @Sendable (SelfHosted) async throws -> Void
     ) async throws {
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("relay-installation-\(UUID()).key")
         try installation.key.text.write(to: keyFile, atomically: true, encoding: .utf8)
@@ -50,7 +52,7 @@ struct RelayEndToEndTests {
                 "SECUREPUSH_RELAY_INSTALLATION_ID": installation.id.uuidString.lowercased(), "SECUREPUSH_RELAY_KEY_FILE": keyFile.path,
                 "SECUREPUSH_RETRY_BASE": "200ms", "SECUREPUSH_RETRY_MAX": "1s",
             ]
-            try await withServedAPI(db, role: "all", environment: environment) { port in
+            try await withServedAPI(db, role: "all", environment: environment.merging(extra) { $1 }) { port in
                 try await eventually("the self-hosted server answers", timeout: .seconds(30)) {
                     (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
                 }
@@ -106,6 +108,39 @@ struct RelayEndToEndTests {
                         #expect(!dump.lowercased().contains(forbidden.lowercased()), "the relay's tables hold \(forbidden)")
                     }
                 }
+            }
+        }
+    }
+
+    @Test("a sealed preview travels through the relay as a sealed value of fixed size, opened by the device's key only")
+    func sealedThroughTheRelay() async throws {
+        try await RelayTests.withRelay { relay in
+            let installation = try await relay.add("clinic")
+            let token = hexToken()
+            try await Self.withSelfHosted(relay, installation, environment: ["SECUREPUSH_SEALED_PREVIEWS": "on"]) { server in
+                let device = try await server.register("carol", token: token)
+                let key = SealingKey.generate()
+                let sealPublic = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.publicKeyBase64URL)))
+                let sealAuth = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.authBase64URL)))
+                let set: Bool = try await server.db.scalar("SELECT securepush.set_sealing_key(\(device), \(sealPublic)::bytea, \(sealAuth)::bytea)")
+                #expect(set)
+                try await server.db.eventually("registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                let id: UUID = try await server.db.scalar(
+                    #"SELECT securepush.enqueue('carol', '{"secret":"x"}'::jsonb, preview => '{"title":"Appointment","body":"Tomorrow 9:00 with Dr. Lee"}'::jsonb)"#)
+                try await eventually("the sealed push reached APNs", timeout: .seconds(30)) { relay.apns.delivered.contains { $0.path.hasSuffix(token) } }
+                let request = try #require(relay.apns.delivered.first { $0.path.hasSuffix(token) })
+                let text = String(decoding: request.body, as: UTF8.self)
+                #expect(!text.contains("Appointment") && !text.contains("Dr. Lee"), "no preview in clear at APNs")
+                let userInfo = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
+                #expect((userInfo["secureSealed"] as? String)?.count == 1503, "the fixed size of every sealed value")
+                guard case .sealed(let pushedID, let sealed)? = PushMessage(apnsUserInfo: userInfo) else {
+                    Issue.record("the relayed push is not sealed: \(text)")
+                    return
+                }
+                #expect(pushedID == id)
+                let opened = try sealed.open(with: key)
+                #expect(opened.title == "Appointment" && opened.body == "Tomorrow 9:00 with Dr. Lee")
+                #expect(throws: SealedPushError.self) { try sealed.open(with: SealingKey.generate()) }
             }
         }
     }

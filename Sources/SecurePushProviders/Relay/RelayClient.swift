@@ -57,7 +57,8 @@ public final class RelayClient: Service, Sendable {
     /// Sends one push through the relay and returns what the platform (or the relay) said. Cancelled, it
     /// answers `.retry` at once (a batch already out may still deliver it: a push is an id, harmless twice).
     func send(_ push: Push) async -> PushResult {
-        let relayed = RelayPush(push)
+        // Sealed here: the relay carries the sealed value, never the preview or the device's key.
+        let relayed = RelayPush(push, sealed: PreviewSealer.sealed(push))
         let id = state.withLockedValue { state -> Int in
             state.next += 1
             return state.next
