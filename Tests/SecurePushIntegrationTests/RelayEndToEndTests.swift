@@ -144,4 +144,68 @@ struct RelayEndToEndTests {
             }
         }
     }
+
+    /// Runs `securepush serve --role relay` with `environment` until `body` returns (then SIGTERM), once it answers.
+    static func withRelayProcess(_ environment: [String: String], port: Int, _ body: (Process) async throws -> Void) async throws {
+        let process = Process()
+        process.executableURL = try securepushExecutable()
+        process.arguments = ["serve", "--role", "relay"]
+        process.environment = ["PATH": "/usr/bin:/bin", "SECUREPUSH_LOG_LEVEL": "error"].merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        try await eventually("the relay answers", timeout: .seconds(30)) { (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200 }
+        try await body(process)
+    }
+
+    @Test("registrations succeed while the relay is down; a relay killed mid-load loses nothing: every committed notification is pushed once it is back")
+    func relayOutage() async throws {
+        let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: tokenKey) }
+        try await RelayTests.withAPNs { apns, apnsSettings in
+            try await TestDatabase.with { relayDB in
+                let port = freeTCPPort()
+                let environment = try await RelayTests.prepare(relayDB, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
+                let relay = RelayTests.Relay(port: port, db: relayDB, apns: apns, environment: environment)
+                let installation = try await relay.add("outage")
+                let settings = ["SECUREPUSH_MAX_ATTEMPTS": "100", "SECUREPUSH_CIRCUIT_MAX_OPEN": "1s"]
+                try await Self.withSelfHosted(relay, installation, environment: settings) { server in
+                    @Sendable func pushed(_ id: UUID) -> Bool {
+                        let needle = id.uuidString.lowercased()
+                        return apns.delivered.contains { String(decoding: $0.body, as: UTF8.self).contains(needle) }
+                    }
+                    // The relay is down: registrations still succeed, and wait in the queue with the first notification.
+                    let tokens = (0..<10).map { _ in hexToken() }
+                    for (index, token) in tokens.enumerated() { _ = try await server.register("user-\(index)", token: token) }
+                    let first = try await server.enqueue("user-0")
+                    let queued: Int64 = try await server.db.scalar("SELECT count(*)::bigint FROM securepush.relay_outbox")
+                    #expect(queued == 10, "every registration waits for the relay")
+                    #expect(!pushed(first))
+
+                    var ids: [UUID] = []
+                    try await Self.withRelayProcess(environment, port: port) { process in
+                        try await eventually("the first notification pushed once the relay is up", timeout: .seconds(30)) { pushed(first) }
+                        for index in 0..<300 { ids.append(try await server.enqueue("user-\(index % 10)")) }
+                        let sent = ids
+                        try await eventually("part of the load pushed", timeout: .seconds(30)) { sent.filter(pushed).count >= 30 }
+                        kill(process.processIdentifier, SIGKILL)
+                        process.waitUntilExit()
+                    }
+                    let before = ids.filter(pushed).count
+                    #expect(before < ids.count, "the relay was killed mid-load (\(before) of \(ids.count) pushed)")
+                    try await Self.withRelayProcess(environment, port: port) { _ in
+                        let all = ids
+                        try await eventually("every committed notification pushed", timeout: .seconds(90)) { all.allSatisfy(pushed) }
+                    }
+                    let lost: Int64 = try await server.db.scalar(
+                        "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome <> 'sent'")
+                    #expect(lost == 0, "no delivery failed or was dropped")
+                }
+            }
+        }
+    }
 }

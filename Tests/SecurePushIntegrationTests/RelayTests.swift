@@ -80,22 +80,40 @@ struct RelayTests {
         }
     }
 
-    static func withRelay(_ body: @escaping @Sendable (Relay) async throws -> Void) async throws {
+    /// The fake APNs with its key, for a relay to push to.
+    static func withAPNs(_ body: @escaping @Sendable (FakeAPNsServer, [String: String]) async throws -> Void) async throws {
         let apnsKey = try FakeCredentials.apnsKey()
         let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey()])
-        let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: tokenKey)
-        defer { try? FileManager.default.removeItem(at: tokenKey) }
         do {
+            try await body(apns, FakeCredentials.environment(apns: apns, key: apnsKey))
+        } catch {
+            await apns.shutdown()
+            throw error
+        }
+        await apns.shutdown()
+    }
+
+    /// A migrated relay database (`db`, schema securepush_relay) and the environment of a relay pushing to the
+    /// fake APNs on `port` (not started).
+    static func prepare(_ db: TestDatabase, apnsSettings: [String: String], port: Int, tokenKey: URL) async throws -> [String: String] {
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: tokenKey)
+        var environment = apnsSettings
+        environment["DATABASE_URL"] = db.url.urlString
+        environment["SECUREPUSH_PROVIDERS"] = "apns"
+        environment["SECUREPUSH_RELAY_PORT"] = "\(port)"
+        environment["SECUREPUSH_RELAY_TOKEN_KEY_FILE"] = tokenKey.path
+        let migrate = try await CommandTests.run(["relay", "migrate"], environment: environment)
+        #expect(migrate.status == 0, "\(migrate.output)")
+        return environment
+    }
+
+    static func withRelay(_ body: @escaping @Sendable (Relay) async throws -> Void) async throws {
+        let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: tokenKey) }
+        try await withAPNs { apns, apnsSettings in
             try await TestDatabase.with { db in
                 let port = freeTCPPort()
-                var environment = FakeCredentials.environment(apns: apns, key: apnsKey)
-                environment["DATABASE_URL"] = db.url.urlString
-                environment["SECUREPUSH_PROVIDERS"] = "apns"
-                environment["SECUREPUSH_RELAY_PORT"] = "\(port)"
-                environment["SECUREPUSH_RELAY_TOKEN_KEY_FILE"] = tokenKey.path
-                let migrate = try await CommandTests.run(["relay", "migrate"], environment: environment)
-                #expect(migrate.status == 0, "\(migrate.output)")
+                let environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
                 try await withServedAPI(db, role: "relay", environment: environment) { _ in
                     try await eventually("the relay answers", timeout: .seconds(30)) {
                         (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
@@ -103,11 +121,7 @@ struct RelayTests {
                     try await body(Relay(port: port, db: db, apns: apns, environment: environment))
                 }
             }
-        } catch {
-            await apns.shutdown()
-            throw error
         }
-        await apns.shutdown()
     }
 
     @Test("an installation pushes to the tokens it registered (id only); another's token is refused like an unknown one; a dead token says so")
