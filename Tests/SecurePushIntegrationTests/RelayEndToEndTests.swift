@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationEssentialsCompat
 import NIOHTTP1
@@ -40,7 +41,7 @@ struct RelayEndToEndTests {
 
     /// Runs a self-hosted server (role all) that pushes APNs through `relay` as `installation`.
     static func withSelfHosted(
-        _ relay: RelayTests.Relay, _ installation: RelayTests.Installation, environment extra: [String: String] = [:],
+        _ relay: RelayTests.Relay, _ installation: RelayTests.Installation, environment extra: [String: String] = [:], logFile: URL? = nil,
         _ body: @escaping @Sendable (SelfHosted) async throws -> Void
     ) async throws {
         let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("relay-installation-\(UUID()).key")
@@ -52,7 +53,7 @@ struct RelayEndToEndTests {
                 "SECUREPUSH_RELAY_INSTALLATION_ID": installation.id.uuidString.lowercased(), "SECUREPUSH_RELAY_KEY_FILE": keyFile.path,
                 "SECUREPUSH_RETRY_BASE": "200ms", "SECUREPUSH_RETRY_MAX": "1s",
             ]
-            try await withServedAPI(db, role: "all", environment: environment.merging(extra) { $1 }) { port in
+            try await withServedAPI(db, role: "all", environment: environment.merging(extra) { $1 }, logFile: logFile) { port in
                 try await eventually("the self-hosted server answers", timeout: .seconds(30)) {
                     (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
                 }
@@ -205,6 +206,45 @@ struct RelayEndToEndTests {
                         "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome <> 'sent'")
                     #expect(lost == 0, "no delivery failed or was dropped")
                 }
+            }
+        }
+    }
+
+    @Test("the relay's and the self-hosted server's logs at trace hold no key, token, request token, payload, preview or sealed value")
+    func traceLogs() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-trace-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (relayLog, serverLog) = (directory.appendingPathComponent("relay.log"), directory.appendingPathComponent("server.log"))
+        let token = hexToken()
+        let trace = ["SECUREPUSH_LOG_LEVEL": "trace"]
+        let found = NIOLockedValueBox<[String]>([token, "Bearer ", "Lab results", "Dr. Lee", "secureSealed"])
+        try await RelayTests.withRelay(environment: trace, logFile: relayLog) { relay in
+            let installation = try await relay.add("traced")
+            found.withLockedValue { $0 += [installation.key.text, String(installation.key.text.dropFirst("securepush-relay-key-1:".count))] }
+            try await Self.withSelfHosted(relay, installation, environment: trace.merging(["SECUREPUSH_SEALED_PREVIEWS": "on"]) { $1 }, logFile: serverLog) {
+                server in
+                let device = try await server.register("dora", token: token)
+                let key = SealingKey.generate()
+                let sealPublic = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.publicKeyBase64URL)))
+                let sealAuth = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.authBase64URL)))
+                let _: Bool = try await server.db.scalar("SELECT securepush.set_sealing_key(\(device), \(sealPublic)::bytea, \(sealAuth)::bytea)")
+                try await server.db.eventually("registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                _ = try await server.db.scalar(
+                    #"SELECT securepush.enqueue('dora', '{"title":"Lab results"}'::jsonb, preview => '{"body":"Dr. Lee"}'::jsonb)"#) as UUID
+                try await eventually("pushed", timeout: .seconds(30)) { relay.apns.delivered.contains { $0.path.hasSuffix(token) } }
+                let request = try #require(relay.apns.delivered.first { $0.path.hasSuffix(token) })
+                let userInfo = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
+                let sealed = try #require(userInfo["secureSealed"] as? String)
+                found.withLockedValue { $0.append(sealed) }
+            }
+        }
+        let forbidden = found.withLockedValue { $0 }
+        for (name, log) in [("relay", relayLog), ("self-hosted server", serverLog)] {
+            let text = try String(contentsOf: log, encoding: .utf8)
+            #expect(text.contains("trace") || text.contains("debug"), "the \(name) logged at trace")
+            for needle in forbidden {
+                #expect(!text.contains(needle), "the \(name)'s log holds \(needle.prefix(24))…")
             }
         }
     }

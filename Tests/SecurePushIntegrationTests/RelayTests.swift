@@ -107,14 +107,16 @@ struct RelayTests {
         return environment
     }
 
-    static func withRelay(_ body: @escaping @Sendable (Relay) async throws -> Void) async throws {
+    static func withRelay(
+        environment extra: [String: String] = [:], logFile: URL? = nil, _ body: @escaping @Sendable (Relay) async throws -> Void
+    ) async throws {
         let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
         defer { try? FileManager.default.removeItem(at: tokenKey) }
         try await withAPNs { apns, apnsSettings in
             try await TestDatabase.with { db in
                 let port = freeTCPPort()
                 let environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
-                try await withServedAPI(db, role: "relay", environment: environment) { _ in
+                try await withServedAPI(db, role: "relay", environment: environment.merging(extra) { $1 }, logFile: logFile) { _ in
                     try await eventually("the relay answers", timeout: .seconds(30)) {
                         (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
                     }
