@@ -26,7 +26,8 @@ public struct RelayClientSettings: Sendable {
                 throw ConfigurationError("SECUREPUSH_RELAY_PLATFORMS lists \(name); a relay pushes apns, fcm and wns (Web Push needs no relay)")
             }
             guard !direct.contains(platform) else {
-                throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(name) both directly and through the relay (SECUREPUSH_RELAY_PLATFORMS); choose one")
+                throw ConfigurationError(
+                    "SECUREPUSH_PROVIDERS lists \(name) both directly and through the relay (SECUREPUSH_RELAY_PLATFORMS); choose one")
             }
             if !platforms.contains(platform) { platforms.append(platform) }
         }

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import Prometheus
 import SecurePushCore
+import SecurePushProviders
 import SecurePushRelay
 import SecurePushRelayProtocol
 import SecurePushStore
@@ -36,20 +37,24 @@ struct RelayServer {
                 "the relay's database is not migrated (\(pending.joined(separator: ", ")) pending): run securepush relay migrate")
         }
         let httpClient = ProviderFactory.makeHTTPClient()
+        // WNS channel URIs are device-supplied URLs: sent through the pinned clients of the SSRF guard.
+        let pinnedClients = configuration.providers.contains(where: \.tokenIsURL) ? ProviderFactory.makePinnedClients() : nil
         do {
-            try await serve(httpClient: httpClient, tokenKey: tokenKey, migrator: migrator)
+            try await serve(httpClient: httpClient, pinnedClients: pinnedClients, tokenKey: tokenKey, migrator: migrator)
         } catch {
+            await pinnedClients?.shutdown()
             try? await httpClient.shutdown()
             throw error
         }
+        await pinnedClients?.shutdown()
         try await httpClient.shutdown()
     }
 
-    private func serve(httpClient: HTTPClient, tokenKey: SymmetricKey, migrator: Migrator) async throws {
+    private func serve(httpClient: HTTPClient, pinnedClients: PinnedHTTPClients?, tokenKey: SymmetricKey, migrator: Migrator) async throws {
         let client = configuration.databaseURL.makeRouter(
             poolSize: configuration.databasePoolSize, logger: logger, busy: true, statementTimeout: configuration.http.databaseTimeout)
         let store = RelayStore(client: client, logger: logger)
-        let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, logger: logger)
+        let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger)
         let forwarder = RelayForwarder(providers: providers, perInstallation: configuration.relay.perInstallation, logger: logger)
         let logger = self.logger
         let api = RelayAPI(

@@ -51,11 +51,13 @@ public struct SecurePushServer {
     }
 
     /// The relay client of a dispatcher that pushes through a relay, with its queue of registrations.
-    private func makeRelayClient(httpClient: HTTPClient?, dispatcherClient: PrimaryRouter?) throws -> (client: RelayClient, outbox: RelayOutboxStore)? {
+    private func makeRelayClient(httpClient: HTTPClient?, dispatcherClient: PrimaryRouter?) throws -> (client: RelayClient, outbox: RelayOutboxStore)?
+    {
         guard let settings = configuration.relayClient, let dispatcherClient else { return nil }
         guard let httpClient else { throw ConfigurationError("the relay needs an HTTP client") }
         let client = RelayClient(
-            url: settings.url, installation: settings.installation, key: settings.key, httpClient: httpClient, timeout: settings.timeout, logger: logger)
+            url: settings.url, installation: settings.installation, key: settings.key, httpClient: httpClient, timeout: settings.timeout,
+            logger: logger)
         return (client, RelayOutboxStore(client: dispatcherClient, logger: logger))
     }
 

@@ -73,14 +73,17 @@ struct RelayEndToEndTests {
                     let deviceA = try await serverA.register("alice", token: tokenA)
                     _ = try await serverB.register("bob", token: tokenB)
                     // Each registration reaches the relay through its server's queue.
-                    try await serverA.db.eventually("A's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
-                    try await serverB.db.eventually("B's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                    try await serverA.db.eventually(
+                        "A's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                    try await serverB.db.eventually(
+                        "B's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
 
                     let idA = try await serverA.enqueue("alice")
                     let idB = try await serverB.enqueue("bob")
                     try await eventually("both pushes reached APNs", timeout: .seconds(30)) {
                         let bodies = relay.apns.delivered.map { String(decoding: $0.body, as: UTF8.self) }
-                        return bodies.contains { $0.contains(idA.uuidString.lowercased()) } && bodies.contains { $0.contains(idB.uuidString.lowercased()) }
+                        return bodies.contains { $0.contains(idA.uuidString.lowercased()) }
+                            && bodies.contains { $0.contains(idB.uuidString.lowercased()) }
                     }
                     let toA = try #require(relay.apns.delivered.first { $0.path.hasSuffix(tokenA) })
                     let bodyA = String(decoding: toA.body, as: UTF8.self)
@@ -125,10 +128,14 @@ struct RelayEndToEndTests {
                 let sealAuth = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.authBase64URL)))
                 let set: Bool = try await server.db.scalar("SELECT securepush.set_sealing_key(\(device), \(sealPublic)::bytea, \(sealAuth)::bytea)")
                 #expect(set)
-                try await server.db.eventually("registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                try await server.db.eventually(
+                    "registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
                 let id: UUID = try await server.db.scalar(
-                    #"SELECT securepush.enqueue('carol', '{"secret":"x"}'::jsonb, preview => '{"title":"Appointment","body":"Tomorrow 9:00 with Dr. Lee"}'::jsonb)"#)
-                try await eventually("the sealed push reached APNs", timeout: .seconds(30)) { relay.apns.delivered.contains { $0.path.hasSuffix(token) } }
+                    #"SELECT securepush.enqueue('carol', '{"secret":"x"}'::jsonb, preview => '{"title":"Appointment","body":"Tomorrow 9:00 with Dr. Lee"}'::jsonb)"#
+                )
+                try await eventually("the sealed push reached APNs", timeout: .seconds(30)) {
+                    relay.apns.delivered.contains { $0.path.hasSuffix(token) }
+                }
                 let request = try #require(relay.apns.delivered.first { $0.path.hasSuffix(token) })
                 let text = String(decoding: request.body, as: UTF8.self)
                 #expect(!text.contains("Appointment") && !text.contains("Dr. Lee"), "no preview in clear at APNs")
@@ -159,11 +166,15 @@ struct RelayEndToEndTests {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
         }
-        try await eventually("the relay answers", timeout: .seconds(30)) { (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200 }
+        try await eventually("the relay answers", timeout: .seconds(30)) {
+            (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
+        }
         try await body(process)
     }
 
-    @Test("registrations succeed while the relay is down; a relay killed mid-load loses nothing: every committed notification is pushed once it is back")
+    @Test(
+        "registrations succeed while the relay is down; a relay killed mid-load loses nothing: every committed notification is pushed once it is back"
+    )
     func relayOutage() async throws {
         let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
         defer { try? FileManager.default.removeItem(at: tokenKey) }
@@ -222,16 +233,20 @@ struct RelayEndToEndTests {
         try await RelayTests.withRelay(environment: trace, logFile: relayLog) { relay in
             let installation = try await relay.add("traced")
             found.withLockedValue { $0 += [installation.key.text, String(installation.key.text.dropFirst("securepush-relay-key-1:".count))] }
-            try await Self.withSelfHosted(relay, installation, environment: trace.merging(["SECUREPUSH_SEALED_PREVIEWS": "on"]) { $1 }, logFile: serverLog) {
+            try await Self.withSelfHosted(
+                relay, installation, environment: trace.merging(["SECUREPUSH_SEALED_PREVIEWS": "on"]) { $1 }, logFile: serverLog
+            ) {
                 server in
                 let device = try await server.register("dora", token: token)
                 let key = SealingKey.generate()
                 let sealPublic = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.publicKeyBase64URL)))
                 let sealAuth = ByteBuffer(bytes: try #require(Data(base64URLEncoded: key.authBase64URL)))
                 let _: Bool = try await server.db.scalar("SELECT securepush.set_sealing_key(\(device), \(sealPublic)::bytea, \(sealAuth)::bytea)")
-                try await server.db.eventually("registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
-                _ = try await server.db.scalar(
-                    #"SELECT securepush.enqueue('dora', '{"title":"Lab results"}'::jsonb, preview => '{"body":"Dr. Lee"}'::jsonb)"#) as UUID
+                try await server.db.eventually(
+                    "registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                _ =
+                    try await server.db.scalar(
+                        #"SELECT securepush.enqueue('dora', '{"title":"Lab results"}'::jsonb, preview => '{"body":"Dr. Lee"}'::jsonb)"#) as UUID
                 try await eventually("pushed", timeout: .seconds(30)) { relay.apns.delivered.contains { $0.path.hasSuffix(token) } }
                 let request = try #require(relay.apns.delivered.first { $0.path.hasSuffix(token) })
                 let userInfo = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])

@@ -150,7 +150,9 @@ public final class RelayClient: Service, Sendable {
             switch answer.status {
             case 200:
                 let results = try JSONDecoder().decode(RelayPushResults.self, from: answer.body).results
-                guard results.count == batch.count else { throw RelayWireError("the relay answered \(results.count) results for \(batch.count) pushes") }
+                guard results.count == batch.count else {
+                    throw RelayWireError("the relay answered \(results.count) results for \(batch.count) pushes")
+                }
                 return Dictionary(uniqueKeysWithValues: zip(batch.map(\.0), results.map(\.pushResult)))
             default:
                 whole = Self.result(status: answer.status, retryAfter: answer.retryAfter)
