@@ -38,11 +38,24 @@ public struct RelayAPI: Sendable {
         self.logger = logger
     }
 
-    /// The router of every route.
-    public func router() -> Router<BasicRequestContext> {
+    /// Which routes a listener serves.
+    public enum Routes: Sendable {
+        /// The relay API and the operations routes (one listener).
+        case all
+        /// The relay API alone (`SECUREPUSH_OPS_PORT` serves the operations routes).
+        case relay
+        /// The operations routes alone.
+        case operations
+    }
+
+    /// The router of `routes`.
+    public func router(_ routes: Routes = .all) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
-        router.post("/v1/relay/tokens") { request, _ in await self.answer { try await self.tokens(request) } }
+        if routes != .operations {
+            router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
+            router.post("/v1/relay/tokens") { request, _ in await self.answer { try await self.tokens(request) } }
+        }
+        guard routes != .relay else { return router }
         router.get("/healthz") { _, _ in RelayError.json(["status": "ok"]) }
         router.get("/readyz") { _, _ in await self.answer { try await self.ready() } }
         router.get("/status") { _, _ in await self.answer { try await self.status() } }

@@ -12,10 +12,10 @@ public final class RelayForwarder: Sendable {
     let outcomes: [RelayOutcome.Kind: Counter]
     let logger: Logger
 
-    /// A forwarder over `providers`, with at most `perInstallation` sends in flight per installation.
-    public init(providers: [any PushProvider], perInstallation: Int, logger: Logger) {
-        self.providers = Dictionary(
-            providers.filter { RelayPush.relayedPlatforms.contains($0.platform) }.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+    /// A forwarder over `providers` (by the platform they push for), with at most `perInstallation` sends in
+    /// flight per installation.
+    public init(providers: [Platform: any PushProvider], perInstallation: Int, logger: Logger) {
+        self.providers = providers.filter { RelayPush.relayedPlatforms.contains($0.key) }
         self.limiter = InstallationLimiter(perInstallation: perInstallation)
         self.logger = logger
         self.outcomes = Dictionary(

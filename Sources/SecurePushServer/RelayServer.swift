@@ -23,9 +23,9 @@ struct RelayServer {
             throw ConfigurationError("the relay role needs SECUREPUSH_RELAY_TOKEN_KEY_FILE")
         }
         let refused = configuration.providers.filter { !RelayPush.relayedPlatforms.contains($0) }
-        guard refused.isEmpty, !configuration.providers.isEmpty else {
+        guard (refused.isEmpty && !configuration.providers.isEmpty) || configuration.providers == [.simulated] else {
             throw ConfigurationError(
-                "a relay pushes to apns, fcm and wns only (SECUREPUSH_PROVIDERS lists \(configuration.providers.map(\.rawValue).joined(separator: ","))); Web Push needs no relay: each server has its own VAPID key"
+                "a relay pushes to apns, fcm and wns only, or to simulated alone for a local try (SECUREPUSH_PROVIDERS lists \(configuration.providers.map(\.rawValue).joined(separator: ","))); Web Push needs no relay: each server has its own VAPID key"
             )
         }
         let migrator = try Migrator.relay()
@@ -54,22 +54,37 @@ struct RelayServer {
         let client = configuration.databaseURL.makeRouter(
             poolSize: configuration.databasePoolSize, logger: logger, busy: true, statementTimeout: configuration.http.databaseTimeout)
         let store = RelayStore(client: client, logger: logger)
-        let providers = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger)
+        let made = try ProviderFactory.makeProviders(configuration, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger)
+        // `simulated` alone (a local try, the README's tour): every relayed platform's pushes go to the outbox.
+        let providers: [Platform: any PushProvider] =
+            configuration.providers == [.simulated]
+            ? Dictionary(uniqueKeysWithValues: RelayPush.relayedPlatforms.map { ($0, made[0]) })
+            : Dictionary(made.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         let forwarder = RelayForwarder(providers: providers, perInstallation: configuration.relay.perInstallation, logger: logger)
         let logger = self.logger
         let api = RelayAPI(
             store: store, forwarder: forwarder, tokenKey: tokenKey,
             readiness: { try await migrator.pending(client: client, logger: logger) },
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }, logger: logger)
-        let application = Application(
-            router: api.router(), configuration: .init(address: .hostname(configuration.relay.host, port: configuration.relay.port)), logger: logger)
+        // With SECUREPUSH_OPS_PORT, the operations routes have a listener of their own, as every other role's.
+        let relayAddress = BindAddress.hostname(configuration.relay.host, port: configuration.relay.port)
+        var applications: [any Service] = []
+        if let operations = configuration.http.operations {
+            applications.append(Application(router: api.router(.relay), configuration: .init(address: relayAddress), logger: logger))
+            applications.append(
+                Application(
+                    router: api.router(.operations), configuration: .init(address: .hostname(operations.host, port: operations.port)), logger: logger)
+            )
+        } else {
+            applications.append(Application(router: api.router(), configuration: .init(address: relayAddress), logger: logger))
+        }
         logger.info(
             "securepush relay serving",
             metadata: [
                 "relay.platforms": "\(configuration.providers.map(\.rawValue).joined(separator: ","))",
                 "relay.port": "\(configuration.relay.port)",
             ])
-        let services: [any Service] = [client, RelayPruneService(store: store, logger: logger), application]
+        let services: [any Service] = [client, RelayPruneService(store: store, logger: logger)] + applications
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) },
