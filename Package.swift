@@ -194,7 +194,7 @@ let package = Package(
         .executableTarget(
             name: "securepush-apns-bench",
             dependencies: [
-                "SecurePushCore", "SecurePushProviders", "SecurePushFakes", .asyncHTTPClient, .crypto, .logging,
+                "SecurePushCore", "SecurePushProviders", "SecurePushRelayProtocol", "SecurePushFakes", .asyncHTTPClient, .crypto, .logging,
                 .nioCore,
             ],
             path: "Tools/SecurePushAPNsBench",
