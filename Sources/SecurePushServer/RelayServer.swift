@@ -84,7 +84,11 @@ struct RelayServer {
                 "relay.platforms": "\(configuration.providers.map(\.rawValue).joined(separator: ","))",
                 "relay.port": "\(configuration.relay.port)",
             ])
-        let services: [any Service] = [client, RelayPruneService(store: store, logger: logger)] + applications
+        let services: [any Service] =
+            [
+                client, RelayPruneService(store: store, logger: logger),
+                RelayStatsService(store: store, interval: configuration.http.fetchStatsInterval, logger: logger),
+            ] + applications
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) },

@@ -130,7 +130,7 @@ struct RelayTests {
 
     @Test("an installation pushes to the tokens it registered (id only); another's token is refused like an unknown one; a dead token says so")
     func pushesAndIsolation() async throws {
-        try await Self.withRelay { relay in
+        try await Self.withRelay(environment: ["SECUREPUSH_FETCH_STATS_INTERVAL": "200ms"]) { relay in
             let a = try await relay.add("hospital-a")
             let b = try await relay.add("hospital-b")
             let (tokenA, tokenB, unknown) = (hexToken(), hexToken(), hexToken())
@@ -156,6 +156,16 @@ struct RelayTests {
                 results.count == 2 && results[0] == results[1] && results[0] == .unregistered,
                 "B's token and an unknown one get the same answer: \(others.body)")
             #expect(!relay.apns.requests.contains { $0.path.hasSuffix(tokenB) || $0.path.hasSuffix(unknown) }, "neither reached APNs")
+
+            // /metrics: outcomes, and pushes per installation for the top installations plus a total (bounded).
+            try await eventually("per-installation metrics", timeout: .seconds(10)) {
+                let metrics = (try? await DispatcherOperationsTests.get(relay.port, "/metrics"))?.body ?? ""
+                return metrics.contains(#"securepush_relay_installation_pushes{installation="hospital-a"} 1"#)
+                    && metrics.contains(#"securepush_relay_installation_pushes{installation="_total"} 1"#)
+                    && metrics.contains(#"securepush_relay_pushes_total{outcome="sent"} 1"#)
+            }
+            let status = try await DispatcherOperationsTests.get(relay.port, "/status")
+            #expect(status.body.contains(#""name":"hospital-a""#) && status.body.contains(#""pushes_last_hour":1"#), "\(status.body)")
 
             relay.apns.script(token: tokenA, .reject(status: 410, reason: "Unregistered"))
             #expect(try await relay.push(tokenA, as: a)?.outcome == .tokenInvalid)
