@@ -20,13 +20,13 @@ struct RelayEndToEndTests {
         let port: Int
         let db: TestDatabase
 
-        /// Registers an APNs device for `user` through the API; returns its id.
-        func register(_ user: String, token: String) async throws -> UUID {
+        /// Registers a device of `platform` (APNs by default) for `user` through the API; returns its id.
+        func register(_ user: String, token: String, platform: String = "apns") async throws -> UUID {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/devices")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(try await HostileInputTests.userToken(user))")
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: #"{"platform":"apns","token":"\#(token)"}"#))
+            request.body = .bytes(ByteBuffer(string: #"{"platform":"\#(platform)","token":"\#(token)"}"#))
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 16)
             #expect(response.status == .created, "\(String(buffer: body))")
@@ -49,7 +49,8 @@ struct RelayEndToEndTests {
         defer { try? FileManager.default.removeItem(at: keyFile) }
         try await TestDatabase.with { db in
             let environment = [
-                "SECUREPUSH_PROVIDERS": "relay", "SECUREPUSH_RELAY_PLATFORMS": "apns", "SECUREPUSH_RELAY_URL": "http://127.0.0.1:\(relay.port)",
+                "SECUREPUSH_PROVIDERS": "relay", "SECUREPUSH_RELAY_PLATFORMS": relay.fcm == nil ? "apns" : "apns,fcm",
+                "SECUREPUSH_RELAY_URL": "http://127.0.0.1:\(relay.port)",
                 "SECUREPUSH_RELAY_INSTALLATION_ID": installation.id.uuidString.lowercased(), "SECUREPUSH_RELAY_KEY_FILE": keyFile.path,
                 "SECUREPUSH_RETRY_BASE": "200ms", "SECUREPUSH_RETRY_MAX": "1s",
             ]
@@ -72,6 +73,9 @@ struct RelayEndToEndTests {
                 try await Self.withSelfHosted(relay, b) { serverB in
                     let deviceA = try await serverA.register("alice", token: tokenA)
                     _ = try await serverB.register("bob", token: tokenB)
+                    // B's user has an Android phone too: FCM through the same relay.
+                    let fcmToken = "fcm-" + UUID().uuidString.lowercased()
+                    _ = try await serverB.register("bob", token: fcmToken, platform: "fcm")
                     // Each registration reaches the relay through its server's queue.
                     try await serverA.db.eventually(
                         "A's registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
@@ -85,6 +89,12 @@ struct RelayEndToEndTests {
                         return bodies.contains { $0.contains(idA.uuidString.lowercased()) }
                             && bodies.contains { $0.contains(idB.uuidString.lowercased()) }
                     }
+                    let fcm = try #require(relay.fcm)
+                    try await eventually("B's push reached FCM", timeout: .seconds(30)) {
+                        fcm.delivered.contains { String(decoding: $0.body, as: UTF8.self).contains(idB.uuidString.lowercased()) }
+                    }
+                    let toFCM = String(decoding: try #require(fcm.delivered.first).body, as: UTF8.self)
+                    #expect(toFCM.contains(fcmToken) && !toFCM.contains("Lab results"), "id only at FCM: \(toFCM)")
                     let toA = try #require(relay.apns.delivered.first { $0.path.hasSuffix(tokenA) })
                     let bodyA = String(decoding: toA.body, as: UTF8.self)
                     #expect(!bodyA.contains("Lab results"), "no payload at APNs: \(bodyA)")
@@ -96,7 +106,7 @@ struct RelayEndToEndTests {
                         "A's device retired", timeout: .seconds(30),
                         count: "SELECT count(*)::bigint FROM securepush.devices WHERE id = \(deviceA) AND NOT active", is: 1)
                     let bActive: Int64 = try await serverB.db.scalar("SELECT count(*)::bigint FROM securepush.devices WHERE active")
-                    #expect(bActive == 1)
+                    #expect(bActive == 2)
 
                     // Nothing of either server's content is in the relay's tables.
                     let dump: String = try await relay.db.scalar(
@@ -108,7 +118,9 @@ struct RelayEndToEndTests {
                             UNION ALL SELECT row_to_json(u)::text FROM securepush_relay.usage u
                             UNION ALL SELECT row_to_json(r)::text FROM securepush_relay.request_ids r) rows
                         """)
-                    for forbidden in ["Lab results", "alice", "bob", tokenA, tokenB, deviceA.uuidString.lowercased(), idA.uuidString.lowercased()] {
+                    for forbidden in [
+                        "Lab results", "alice", "bob", tokenA, tokenB, fcmToken, deviceA.uuidString.lowercased(), idA.uuidString.lowercased(),
+                    ] {
                         #expect(!dump.lowercased().contains(forbidden.lowercased()), "the relay's tables hold \(forbidden)")
                     }
                 }

@@ -9,6 +9,7 @@ import SecurePushFakes
 import SecurePushRelayProtocol
 import SecurePushTestSupport
 import Testing
+import _CryptoExtras
 
 /// The push relay (issue 33, its relay half), against the real binary: `securepush relay ...` commands and
 /// `serve --role relay` with the fake APNs behind it, on the relay's own schema.
@@ -23,6 +24,7 @@ struct RelayTests {
         let port: Int
         let db: TestDatabase
         let apns: FakeAPNsServer
+        var fcm: FakeFCMServer? = nil
         let environment: [String: String]
 
         /// `securepush relay <arguments>` on the relay's database; its output.
@@ -82,17 +84,31 @@ struct RelayTests {
         }
     }
 
-    /// The fake APNs with its key, for a relay to push to.
+    /// The fake APNs and FCM with their keys, for a relay to push to; the settings name both.
     static func withAPNs(_ body: @escaping @Sendable (FakeAPNsServer, [String: String]) async throws -> Void) async throws {
+        try await withFakes { apns, _, settings in try await body(apns, settings) }
+    }
+
+    /// The fake APNs and FCM, and the relay settings for both.
+    static func withFakes(_ body: @escaping @Sendable (FakeAPNsServer, FakeFCMServer, [String: String]) async throws -> Void) async throws {
         let apnsKey = try FakeCredentials.apnsKey()
         let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey()])
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let fcm = try await FakeFCMServer.start(
+            projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: rsa.publicKey)
         do {
-            try await body(apns, FakeCredentials.environment(apns: apns, key: apnsKey))
+            var settings = FakeCredentials.environment(apns: apns, key: apnsKey)
+            settings.merge(FakeCredentials.environment(fcm: fcm, account: try FakeCredentials.serviceAccount(key: rsa, tokenURI: fcm.tokenURI))) {
+                $1
+            }
+            try await body(apns, fcm, settings)
         } catch {
             await apns.shutdown()
+            await fcm.shutdown()
             throw error
         }
         await apns.shutdown()
+        await fcm.shutdown()
     }
 
     /// A migrated relay database (`db`, schema securepush_relay) and the environment of a relay pushing to the
@@ -101,7 +117,7 @@ struct RelayTests {
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: tokenKey)
         var environment = apnsSettings
         environment["DATABASE_URL"] = db.url.urlString
-        environment["SECUREPUSH_PROVIDERS"] = "apns"
+        environment["SECUREPUSH_PROVIDERS"] = apnsSettings["SECUREPUSH_FCM_URL"] == nil ? "apns" : "apns,fcm"
         environment["SECUREPUSH_RELAY_PORT"] = "\(port)"
         environment["SECUREPUSH_RELAY_TOKEN_KEY_FILE"] = tokenKey.path
         let migrate = try await CommandTests.run(["relay", "migrate"], environment: environment)
@@ -114,7 +130,7 @@ struct RelayTests {
     ) async throws {
         let tokenKey = FileManager.default.temporaryDirectory.appendingPathComponent("relay-token-key-\(UUID())")
         defer { try? FileManager.default.removeItem(at: tokenKey) }
-        try await withAPNs { apns, apnsSettings in
+        try await withFakes { apns, fcm, apnsSettings in
             try await TestDatabase.with { db in
                 let port = freeTCPPort()
                 let environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
@@ -122,7 +138,7 @@ struct RelayTests {
                     try await eventually("the relay answers", timeout: .seconds(30)) {
                         (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
                     }
-                    try await body(Relay(port: port, db: db, apns: apns, environment: environment))
+                    try await body(Relay(port: port, db: db, apns: apns, fcm: fcm, environment: environment))
                 }
             }
         }
