@@ -33,9 +33,6 @@ extension Dispatcher {
         var cancelledByLease = 0
         /// Not sent because their breaker is open: released without an attempt, after the open time.
         var deferred: [CircuitKey: Deferred] = [:]
-        /// Not sent because their user had `LaneLoad.perUserLimit` sends in flight: released without an
-        /// attempt, after `Dispatcher.heldBackDelay`.
-        var heldBack: [UUID] = []
     }
 
     /// Why the watcher child ended.
@@ -50,8 +47,8 @@ extension Dispatcher {
         case watcher(Watch)
     }
 
-    /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a quarter of
-    /// them per user). A watcher child cancels the sends in flight at the shutdown deadline or at the lease
+    /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a share of
+    /// them per user: a push of a user who holds their share waits in this batch, after `started`). A watcher child cancels the sends in flight at the shutdown deadline or at the lease
     /// deadline, whichever comes first (providers answer `.retry`). No send starts after the lease deadline
     /// or once shutdown began, and none while its breaker is open. `started` is signalled once every send
     /// has started (or will not start), before the last ones end.
@@ -77,76 +74,100 @@ extension Dispatcher {
                     sending.completions.append(outcome(for: sent))
                     if case .sent = sent.result { sealedCounters.record(sent.delivery.push) }
                     inFlight -= 1
+                    // Freed once its result is recorded (not when the send ends): the next send sees the breaker's verdict.
+                    load.end(user: sent.delivery.user)
                 case .watcher(let watch):
                     watching = false
                     if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
                     group.cancelAll()
                 }
             }
-            deliveryLoop: for (index, delivery) in deliveries.enumerated() {
-                // A free slot in the lane: this batch's own sends end first, else any of the lane's.
-                while !load.hasRoom, !isStopping, !lease.hasPassed(at: clock.now) {
-                    if inFlight > 0 {
-                        await collectOne()
-                    } else {
-                        await load.waitForRoom(timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
+            /// Waits for a free slot of the lane: this batch's own sends end first, else any of the lane's.
+            func awaitRoom() async {
+                if inFlight > 0 {
+                    await collectOne()
+                } else {
+                    await load.waitForRoom(timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
+                }
+            }
+            /// Starts `delivery`'s send, or settles it (unstarted, abandoned, deferred); returns false when its
+            /// user (or the lane) has no slot and `wait` is false: it is then left for the caller.
+            func start(_ delivery: ClaimedDelivery, wait: Bool) async -> Bool {
+                while true {
+                    while !load.hasRoom, !isStopping, !lease.hasPassed(at: clock.now) {
+                        await awaitRoom()
                     }
+                    // Paced: wait for this push's slot (a shutdown or lease deadline meanwhile is checked below).
+                    if let pacer, !isStopping, !lease.hasPassed(at: clock.now) {
+                        _ = await pacer.acquire()
+                    }
+                    // Checked after waiting: a shutdown meanwhile leaves it unstarted, a lease deadline to rescue.
+                    if isStopping {
+                        sending.unstarted.append(delivery.id)
+                        return true
+                    }
+                    if lease.hasPassed(at: clock.now) {
+                        sending.abandoned.append(delivery.id)
+                        return true
+                    }
+                    guard let provider = providers[delivery.push.target.platform] else {
+                        sending.unstarted.append(delivery.id)
+                        return true
+                    }
+                    let key = CircuitKey(for: delivery.push.target, policies: breakers.endpointPolicies)
+                    let probe: Bool
+                    switch breakers.permit(key, at: clock.now) {
+                    case .send:
+                        probe = false
+                    case .probe:
+                        probe = true
+                    case .reject(let retryAfter):
+                        var deferred = sending.deferred[key] ?? Deferred()
+                        deferred.ids.append(delivery.id)
+                        deferred.delay = max(deferred.delay, retryAfter)
+                        sending.deferred[key] = deferred
+                        return true
+                    }
+                    guard case .started = load.begin(user: delivery.user) else {
+                        // The user holds their share of the lane (or another batch took the last slot): a
+                        // probe's slot is given back; the push waits in this batch for a slot of its user.
+                        if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
+                        guard wait else { return false }
+                        await awaitRoomOfUser()
+                        continue
+                    }
+                    group.addTask {
+                        let start = clock.now
+                        let result = await provider.send(delivery.push)
+                        let answeredAt = clock.now
+                        return .sent(
+                            SendResult(
+                                delivery: delivery, result: result, elapsed: answeredAt - start, answeredAt: answeredAt, key: key, probe: probe,
+                                cancelled: Task.isCancelled))
+                    }
+                    inFlight += 1
+                    return true
                 }
-                // Paced: wait for this push's slot (a shutdown or lease deadline meanwhile is checked below).
-                if let pacer, !isStopping, !lease.hasPassed(at: clock.now) {
-                    _ = await pacer.acquire()
+            }
+            /// Waits for any send to end: this batch's own first, else any of the lane's.
+            func awaitRoomOfUser() async {
+                if inFlight > 0 {
+                    await collectOne()
+                } else {
+                    let seen = load.ended.generation
+                    await load.ended.wait(since: seen, timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
                 }
-                // Checked after waiting for a free slot: a shutdown meanwhile leaves the rest unstarted,
-                // a lease deadline meanwhile leaves them to rescue.
-                if isStopping {
-                    sending.unstarted.append(contentsOf: deliveries[index...].map(\.id))
-                    break
-                }
-                if lease.hasPassed(at: clock.now) {
-                    sending.abandoned.append(contentsOf: deliveries[index...].map(\.id))
-                    break
-                }
-                guard let provider = providers[delivery.push.target.platform] else {
-                    sending.unstarted.append(delivery.id)
-                    continue
-                }
-                let key = CircuitKey(for: delivery.push.target, policies: breakers.endpointPolicies)
-                let probe: Bool
-                switch breakers.permit(key, at: clock.now) {
-                case .send:
-                    probe = false
-                case .probe:
-                    probe = true
-                case .reject(let retryAfter):
-                    var deferred = sending.deferred[key] ?? Deferred()
-                    deferred.ids.append(delivery.id)
-                    deferred.delay = max(deferred.delay, retryAfter)
-                    sending.deferred[key] = deferred
-                    continue
-                }
-                switch load.begin(user: delivery.user) {
-                case .started:
-                    break
-                case .userFull, .laneFull:
-                    // Over the user's bound (or another batch of the lane took the last slot meanwhile):
-                    // held back without an attempt; a probe's slot is given back.
-                    if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
-                    sending.heldBack.append(delivery.id)
-                    continue deliveryLoop
-                }
-                group.addTask {
-                    let start = clock.now
-                    let result = await provider.send(delivery.push)
-                    let answeredAt = clock.now
-                    load.end(user: delivery.user)
-                    return .sent(
-                        SendResult(
-                            delivery: delivery, result: result, elapsed: answeredAt - start, answeredAt: answeredAt, key: key, probe: probe,
-                            cancelled: Task.isCancelled))
-                }
-                inFlight += 1
+            }
+            // Every push whose user has a slot starts now; the others wait below, after the lane was told that
+            // this batch has started: a user's slow endpoints hold that user's pushes, never the lane.
+            var waiting: [ClaimedDelivery] = []
+            for delivery in deliveries where await !start(delivery, wait: false) {
+                waiting.append(delivery)
             }
             started.signal()
+            for delivery in waiting {
+                _ = await start(delivery, wait: true)
+            }
             while inFlight > 0 {
                 await collectOne()
             }

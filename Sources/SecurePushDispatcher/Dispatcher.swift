@@ -137,9 +137,10 @@ public final class Dispatcher: Service, Sendable {
         }
     }
 
-    /// One user's sends in flight per lane at most: a quarter of the lane's.
-    static func perUserLimit(concurrency: Int) -> Int {
-        max(1, concurrency / 4)
+    /// One user's sends in flight per lane at most: a quarter of the lane's, and never fewer than 8 (or the
+    /// whole lane when it is smaller), so a user with a backlog still sends at full speed on a small lane.
+    public static func perUserLimit(concurrency: Int) -> Int {
+        max(concurrency / 4, min(concurrency, 8), 1)
     }
 
     private func claimLoop(_ lane: Int, load: LaneLoad, batches: inout DiscardingTaskGroup) async {
@@ -287,19 +288,9 @@ public final class Dispatcher: Service, Sendable {
                     "circuit.keys": "\(sending.deferred.keys.sorted().map(\.description).joined(separator: ","))",
                 ])
         }
-        if !sending.heldBack.isEmpty {
-            logger.info(
-                "a user's sends in flight are at their bound: deliveries held back, without counting an attempt",
-                metadata: ["dispatcher.held_back": "\(sending.heldBack.count)", "dispatcher.per_user_limit": "\(load.perUserLimit)"])
-        }
-        let heldBack = sending.heldBack.isEmpty ? [] : [Deferred(ids: sending.heldBack, delay: Self.heldBackDelay)]
         await writeOutcomes(
-            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values) + heldBack, leaseToken: batch.leaseToken,
-            lease: lease)
+            completions, unstarted: sending.unstarted, deferred: Array(sending.deferred.values), leaseToken: batch.leaseToken, lease: lease)
     }
-
-    /// How long a delivery held back by its user's bound waits before it may be claimed again.
-    static let heldBackDelay: Duration = .seconds(1)
 
     static func backoff(_ failures: Int) -> Duration {
         .milliseconds(min(30_000, 100 * (1 << min(failures, 9))))

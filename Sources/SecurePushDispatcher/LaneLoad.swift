@@ -7,8 +7,8 @@ import SecurePushCore
 /// spare; a batch whose sends are done writes its outcomes on its own. So a slow endpoint holds only its own
 /// send and its batch's bookkeeping, never the lane. Two bounds keep that honest: the lane never has more
 /// than `limit` sends in flight (the `concurrency` setting), and one user never more than `perUserLimit` of
-/// them, so one user's slow endpoints cannot take the lane's capacity (his further pushes are held back
-/// briefly, without spending an attempt).
+/// them, so one user's slow endpoints cannot take the lane's capacity (his further pushes wait in their
+/// batch, without spending an attempt, while the lane goes on).
 final class LaneLoad: Sendable {
     private struct State {
         var inFlight = 0
@@ -40,7 +40,7 @@ final class LaneLoad: Sendable {
         case started
         /// The lane has no slot free: wait for one.
         case laneFull
-        /// The user has `perUserLimit` sends in flight: hold this one back.
+        /// The user has `perUserLimit` sends in flight: this one waits for one of them.
         case userFull
     }
 

@@ -213,17 +213,27 @@ struct RelayEndToEndTests {
                     var ids: [UUID] = []
                     try await Self.withRelayProcess(environment, port: port) { process in
                         try await eventually("the first notification pushed once the relay is up", timeout: .seconds(30)) { pushed(first) }
-                        for index in 0..<300 { ids.append(try await server.enqueue("user-\(index % 10)")) }
+                        // 3,000 at once (one statement), so the relay is killed well before they are all out.
+                        ids = try await server.db.client.query(
+                            """
+                            INSERT INTO securepush.notifications (user_id, payload)
+                            SELECT 'user-' || (g % 10), '{"n":1}' FROM generate_series(1, 3000) g RETURNING id
+                            """, logger: server.db.logger
+                        ).collect().map { try $0.decode(UUID.self) }
                         let sent = ids
-                        try await eventually("part of the load pushed", timeout: .seconds(30)) { sent.filter(pushed).count >= 30 }
+                        try await eventually("part of the load pushed", timeout: .seconds(30)) { apns.delivered.count >= 60 }
                         kill(process.processIdentifier, SIGKILL)
                         process.waitUntilExit()
                     }
-                    let before = ids.filter(pushed).count
+                    let pushedBefore = Set(apns.delivered.compactMap { Self.notificationID(in: $0.body) })
+                    let before = ids.filter(pushedBefore.contains).count
                     #expect(before < ids.count, "the relay was killed mid-load (\(before) of \(ids.count) pushed)")
                     try await Self.withRelayProcess(environment, port: port) { _ in
                         let all = ids
-                        try await eventually("every committed notification pushed", timeout: .seconds(90)) { all.allSatisfy(pushed) }
+                        try await eventually("every committed notification pushed", timeout: .seconds(120)) {
+                            let delivered = Set(apns.delivered.compactMap { Self.notificationID(in: $0.body) })
+                            return all.allSatisfy(delivered.contains)
+                        }
                     }
                     let lost: Int64 = try await server.db.scalar(
                         "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome <> 'sent'")
@@ -274,5 +284,10 @@ struct RelayEndToEndTests {
                 #expect(!text.contains(needle), "the \(name)'s log holds \(needle.prefix(24))…")
             }
         }
+    }
+
+    /// The notification id an APNs body announces (`secureId`).
+    static func notificationID(in body: Data) -> UUID? {
+        (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["secureId"].flatMap { $0 as? String }.flatMap { UUID(uuidString: $0) }
     }
 }
