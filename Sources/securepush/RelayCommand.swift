@@ -122,18 +122,18 @@ struct InstallationCommand: AsyncParsableCommand {
         }
     }
 
+    /// Disables (or enables) the installation `reference` names, and says so.
+    static func setDisabled(_ common: CommonOptions, _ reference: String, _ disabled: Bool) async throws {
+        _ = try await withStore(common) { store in try await store.setDisabled(try await find(store, reference), disabled) }
+        print("\(disabled ? "disabled" : "enabled") \(reference)")
+    }
+
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable an installation: its requests are refused (403) until enabled.")
         @OptionGroup var common: CommonOptions
         @Argument(help: "The installation's id or name.") var installation: String
 
-        func run() async throws {
-            let reference = installation
-            _ = try await InstallationCommand.withStore(common) { store in
-                try await store.setDisabled(try await InstallationCommand.find(store, reference), true)
-            }
-            print("disabled \(reference)")
-        }
+        func run() async throws { try await InstallationCommand.setDisabled(common, installation, true) }
     }
 
     struct Enable: AsyncParsableCommand {
@@ -141,13 +141,7 @@ struct InstallationCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
         @Argument(help: "The installation's id or name.") var installation: String
 
-        func run() async throws {
-            let reference = installation
-            _ = try await InstallationCommand.withStore(common) { store in
-                try await store.setDisabled(try await InstallationCommand.find(store, reference), false)
-            }
-            print("enabled \(reference)")
-        }
+        func run() async throws { try await InstallationCommand.setDisabled(common, installation, false) }
     }
 
     struct RotateKey: AsyncParsableCommand {
