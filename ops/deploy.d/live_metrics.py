@@ -368,16 +368,18 @@ def main():
         wait_for("two alive dispatchers", lambda: all(alive(name, process) for name, (_, process) in dispatchers.items())
                  and psql("SELECT count(*) FROM securepush.dispatchers WHERE stopped_at IS NULL AND last_seen_at > now() - interval '30 seconds'") == "2")
 
-        # Devices: one simulated (fetches), one apns (no dispatcher pushes apns: it waits), one Web Push (a failing service).
+        # Devices: one simulated (fetches), one apns (no dispatcher pushes apns: it waits), and Web Push devices of
+        # three users on a failing service (a push service's breaker opens only on failures of 3 distinct users).
         simulated = psql("SELECT device_id || '.' || device_secret FROM securepush.register_device('user-sim', 'simulated', 'sim-token')")
         psql("SELECT securepush.register_device('user-apns', 'apns', repeat('ab', 32), '{\"environment\":\"sandbox\"}')")
         subscriber = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
         options = json.dumps({"p256dh": b64(subscriber), "auth": b64(os.urandom(16))})
-        psql(f"SELECT securepush.register_device('user-web', 'webpush', 'https://localhost:{push_port}/push/1', '{options}')")
+        for user in range(1, 4):
+            psql(f"SELECT securepush.register_device('user-web-{user}', 'webpush', 'https://localhost:{push_port}/push/{user}', '{options}')")
         ids = psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-sim', '{\"n\":1}' RETURNING id").splitlines()
         psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-apns', '{\"n\":1}' FROM generate_series(1, 3)")
-        psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-web', '{\"n\":1}' FROM generate_series(1, 8)")
+        psql("INSERT INTO securepush.notifications (user_id, payload) SELECT 'user-web-' || (g % 3 + 1), '{\"n\":1}' FROM generate_series(1, 9) g")
 
         wait_for("the simulated push to be sent", lambda: psql(
             f"SELECT count(*) FROM securepush.delivery_log WHERE notification_id = '{ids[0]}' AND outcome = 'sent'") == "1")
