@@ -155,13 +155,10 @@ public struct RelayAPI: Sendable {
                 outcomes[index] = RelayOutcome(outcome: .refused, reason: error.description)
             }
         }
-        let bound = try await store.bound(installation, digests: pushes.map(\.2))
+        let (bound, wait) = try await store.boundTakingQuota(installation, digests: pushes.map(\.2))
+        guard wait <= 0 else { throw RelayError.quota(retryAfter: wait, "the installation's push quota is used up") }
         let sendable = pushes.filter { bound.contains($0.2) }
         for (index, _, digest) in pushes where !bound.contains(digest) { outcomes[index] = .unregistered }
-        if !sendable.isEmpty {
-            let wait = try await store.takeQuota(installation, pushes: sendable.count)
-            guard wait <= 0 else { throw RelayError.quota(retryAfter: wait, "the installation's push quota is used up") }
-        }
         let sent = await forwarder.send(sendable.map { ($0.0, $0.1) }, installation: installation)
         for (index, outcome) in sent { outcomes[index] = outcome }
         let results = outcomes.map { $0 ?? RelayOutcome(outcome: .retry, scope: "provider", reason: "not sent") }

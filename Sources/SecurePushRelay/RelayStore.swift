@@ -166,8 +166,23 @@ public struct RelayStore: Sendable {
     /// `max_tokens` would be exceeded.
     public func bind(_ installation: UUID, digests: [Data]) async throws -> Int? {
         guard !digests.isEmpty else { return 0 }
-        let rows = try await rows("SELECT securepush_relay.bind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])")
-        let changed = try rows.first?.decode(Int32.self) ?? 0
+        let logger = self.logger
+        // Durable before it is answered, whatever the pool's commit mode: the self-hosted server forgets a change
+        // once the relay took it, and a binding lost in a crash would refuse that device's pushes.
+        let changed = try await client.leased { connection -> Int32 in
+            _ = try await connection.query("BEGIN", logger: logger)
+            do {
+                _ = try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT securepush_relay.bind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])", logger: logger
+                ).collect()
+                _ = try await connection.query("COMMIT", logger: logger)
+                return try rows.first?.decode(Int32.self) ?? 0
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
         return changed < 0 ? nil : Int(changed)
     }
 
@@ -186,21 +201,23 @@ public struct RelayStore: Sendable {
         return Int(try rows.first?.decode(Int64.self) ?? 0)
     }
 
-    /// Which of `digests` are bound to `installation`.
-    public func bound(_ installation: UUID, digests: [Data]) async throws -> Set<Data> {
-        guard !digests.isEmpty else { return [] }
+    /// Which of `digests` are bound to `installation`, and the quota taken for as many pushes as are bound
+    /// (0 when they fit and were counted, else the seconds to wait), in one round trip.
+    public func boundTakingQuota(_ installation: UUID, digests: [Data]) async throws -> (bound: Set<Data>, wait: Double) {
+        guard !digests.isEmpty else { return ([], 0) }
         let rows = try await rows(
             """
-            SELECT digest FROM securepush_relay.bindings
-            WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
+            WITH b AS MATERIALIZED (
+                SELECT digest FROM securepush_relay.bindings
+                WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
+            )
+            SELECT coalesce((SELECT array_agg(digest) FROM b), '{}'::bytea[]),
+                   CASE WHEN (SELECT count(*) FROM b) = 0 THEN 0
+                        ELSE securepush_relay.take_quota(\(installation), (SELECT count(*) FROM b)::integer) END
             """)
-        return Set(try rows.map { Data(buffer: try $0.decode(ByteBuffer.self)) })
-    }
-
-    /// Counts `pushes` against the installation's quotas: 0 when they fit (and are counted), else seconds to wait.
-    public func takeQuota(_ installation: UUID, pushes: Int) async throws -> Double {
-        let rows = try await rows("SELECT securepush_relay.take_quota(\(installation), \(Int32(clamping: pushes)))")
-        return try rows.first?.decode(Double.self) ?? 0
+        guard let row = rows.first else { return ([], 0) }
+        let (bound, wait) = try row.decode(([ByteBuffer], Double).self)
+        return (Set(bound.map { Data(buffer: $0) }), wait)
     }
 
     /// Deletes expired request ids and old usage.

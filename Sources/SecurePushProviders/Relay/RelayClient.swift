@@ -10,7 +10,7 @@ import SecurePushRelayProtocol
 import ServiceLifecycle
 
 /// A self-hosted server's connection to a push relay (docs/relay.md): pushes of every relayed platform go
-/// out in batches (`POST /v1/relay/pushes`, at most `RelayPushBatch.maxPushes` each, whatever gathered while
+/// out in batches (`POST /v1/relay/pushes`, at most `maxBatch` each, whatever gathered while
 /// the previous requests were out, with at most `maxRequests` in flight), and registrations are handed over
 /// (`POST /v1/relay/tokens`). Every request carries a fresh ES256 token signed with the installation's key.
 ///
@@ -91,11 +91,16 @@ public final class RelayClient: Service, Sendable {
         for (continuation, result) in continuations { continuation.resume(returning: result) }
     }
 
+    /// The most pushes one request carries: a quarter of what the relay accepts, so a dispatcher's sends in
+    /// flight spread over several requests that the relay works on at once (one request of everything would
+    /// leave the pipe empty while it is out).
+    static let maxBatch = RelayPushBatch.maxPushes / 4
+
     /// Takes up to a batch of queued sends that are still waiting.
     private func takeBatch() -> [(Int, RelayPush)] {
         state.withLockedValue { state in
             var batch: [(Int, RelayPush)] = []
-            while batch.count < RelayPushBatch.maxPushes, !state.queued.isEmpty {
+            while batch.count < Self.maxBatch, !state.queued.isEmpty {
                 let id = state.queued.removeFirst()
                 if let waiting = state.waiting[id] { batch.append((id, waiting.push)) }
             }
