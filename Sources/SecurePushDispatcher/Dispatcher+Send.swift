@@ -48,10 +48,11 @@ extension Dispatcher {
     }
 
     /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a share of
-    /// them per user: a push of a user who holds their share waits in this batch, after `started`). A watcher child cancels the sends in flight at the shutdown deadline or at the lease
-    /// deadline, whichever comes first (providers answer `.retry`). No send starts after the lease deadline
-    /// or once shutdown began, and none while its breaker is open. `started` is signalled once every send
-    /// has started (or will not start), before the last ones end.
+    /// them per user: a push of a user who holds their share waits in this batch, after `started`). A watcher
+    /// child cancels the sends in flight at the shutdown deadline or at the lease deadline, whichever comes
+    /// first (providers answer `.retry`). No send starts after the lease deadline or once shutdown began, and
+    /// none while its breaker is open. `started` is signalled once every send has started (or will not
+    /// start), before the last ones end.
     func send(_ deliveries: [ClaimedDelivery], lease: LeaseDeadline, load: LaneLoad, started: WakeSignal) async -> Sending {
         var sending = Sending()
         sending.completions.reserveCapacity(deliveries.count)

@@ -194,7 +194,7 @@ public struct RelayAPI: Sendable {
             var top: [Row]
             var platforms: [String]
         }
-        let top = installations.sorted { ($0.pushesLastHour, $0.pushesLastDay) > ($1.pushesLastHour, $1.pushesLastDay) }.prefix(10).map {
+        let top = RelayStore.busiest(installations, count: 10).map {
             Row(
                 id: $0.id, name: $0.name, disabled: $0.disabled, tokens: $0.tokens, pushes_last_hour: $0.pushesLastHour,
                 pushes_last_day: $0.pushesLastDay)
@@ -205,6 +205,6 @@ public struct RelayAPI: Sendable {
                 tokens: installations.reduce(0) { $0 + $1.tokens },
                 pushes_last_hour: installations.reduce(0) { $0 + $1.pushesLastHour },
                 pushes_last_day: installations.reduce(0) { $0 + $1.pushesLastDay },
-                top: Array(top), platforms: forwarder.platforms.map(\.rawValue).sorted()))
+                top: top, platforms: forwarder.platforms.map(\.rawValue).sorted()))
     }
 }

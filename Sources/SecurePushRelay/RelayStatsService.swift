@@ -31,8 +31,7 @@ public struct RelayStatsService: Service {
         try await runPeriodically(every: interval, logger: logger, failure: "relay statistics failed") { _ in
             let installations = try await withDeadline(.seconds(10)) { try await store.installations() }
             var values = Dictionary(
-                installations.sorted { $0.pushesLastHour > $1.pushesLastHour }.prefix(top).map { ($0.name, $0.pushesLastHour) },
-                uniquingKeysWith: { first, _ in first })
+                RelayStore.busiest(installations, count: top).map { ($0.name, $0.pushesLastHour) }, uniquingKeysWith: { first, _ in first })
             values[Self.total] = installations.reduce(0) { $0 + $1.pushesLastHour }
             let gone = gauges.withLockedValue { gauges -> [Gauge] in
                 for (name, value) in values {

@@ -41,6 +41,12 @@ public struct RelayStore: Sendable {
     let client: any DatabaseClient
     let logger: Logger
 
+    /// The `count` installations with the most pushes in the last hour (then the last day): what `/status`
+    /// and `/metrics` show by name, bounded whatever the number of installations.
+    public static func busiest(_ installations: [Installation], count: Int) -> [Installation] {
+        Array(installations.sorted { ($0.pushesLastHour, $0.pushesLastDay) > ($1.pushesLastHour, $1.pushesLastDay) }.prefix(count))
+    }
+
     /// A store on `client`.
     public init(client: any DatabaseClient, logger: Logger) {
         self.client = client

@@ -42,6 +42,25 @@ public enum ProviderFactory {
         return PinnedHTTPClients(configuration: configuration, capacity: capacity)
     }
 
+    /// Runs `body` with the clients the providers of `platforms` need (an HTTP client unless only `simulated`,
+    /// pinned clients for device-supplied URLs), and shuts them down after it returned or threw: created
+    /// before the providers that use them, shut down after the services stopped.
+    static func withClients(
+        for platforms: [Platform], _ body: (HTTPClient?, PinnedHTTPClients?) async throws -> Void
+    ) async throws {
+        let httpClient = platforms.contains { $0 != .simulated } ? makeHTTPClient() : nil
+        let pinnedClients = platforms.contains(where: \.tokenIsURL) ? makePinnedClients() : nil
+        do {
+            try await body(httpClient, pinnedClients)
+        } catch {
+            await pinnedClients?.shutdown()
+            try? await httpClient?.shutdown()
+            throw error
+        }
+        await pinnedClients?.shutdown()
+        try await httpClient?.shutdown()
+    }
+
     /// One provider per configured platform, real ones using `httpClient` and, for Web Push and WNS,
     /// `pinnedClients` (both owned by the caller).
     ///

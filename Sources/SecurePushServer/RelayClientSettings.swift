@@ -21,7 +21,7 @@ public struct RelayClientSettings: Sendable {
     init(values: ConfigurationValues, direct: [Platform]) throws {
         let names = values.string("SECUREPUSH_RELAY_PLATFORMS") ?? "apns,fcm,wns"
         var platforms: [Platform] = []
-        for name in names.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !name.isEmpty {
+        for name in SecurePushConfiguration.listNames(names) {
             guard let platform = Platform(rawValue: name), RelayPush.relayedPlatforms.contains(platform) else {
                 throw ConfigurationError("SECUREPUSH_RELAY_PLATFORMS lists \(name); a relay pushes apns, fcm and wns (Web Push needs no relay)")
             }

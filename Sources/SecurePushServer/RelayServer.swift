@@ -10,7 +10,6 @@ import SecurePushRelay
 import SecurePushRelayProtocol
 import SecurePushStore
 import ServiceLifecycle
-import UnixSignals
 
 /// Runs `securepush serve --role relay`: the relay API on `SECUREPUSH_RELAY_HOST:SECUREPUSH_RELAY_PORT`
 /// (with its operations routes), the vendor's providers, and the relay's own database (`sql/relay/`).
@@ -36,21 +35,12 @@ struct RelayServer {
             throw ConfigurationError(
                 "the relay's database is not migrated (\(pending.joined(separator: ", ")) pending): run securepush relay migrate")
         }
-        let httpClient = ProviderFactory.makeHTTPClient()
-        // WNS channel URIs are device-supplied URLs: sent through the pinned clients of the SSRF guard.
-        let pinnedClients = configuration.providers.contains(where: \.tokenIsURL) ? ProviderFactory.makePinnedClients() : nil
-        do {
+        try await ProviderFactory.withClients(for: configuration.providers) { httpClient, pinnedClients in
             try await serve(httpClient: httpClient, pinnedClients: pinnedClients, tokenKey: tokenKey, migrator: migrator)
-        } catch {
-            await pinnedClients?.shutdown()
-            try? await httpClient.shutdown()
-            throw error
         }
-        await pinnedClients?.shutdown()
-        try await httpClient.shutdown()
     }
 
-    private func serve(httpClient: HTTPClient, pinnedClients: PinnedHTTPClients?, tokenKey: SymmetricKey, migrator: Migrator) async throws {
+    private func serve(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?, tokenKey: SymmetricKey, migrator: Migrator) async throws {
         // Request ids and usage counters commit asynchronously (a crash can forget the last fraction of a second:
         // a request id then replayable within its token's minute, a few pushes uncounted); token bindings commit
         // synchronously (`RelayStore.bind`). Two flushes per request were most of the relay's added latency.
@@ -93,10 +83,6 @@ struct RelayServer {
                 client, RelayPruneService(store: store, logger: logger),
                 RelayStatsService(store: store, interval: configuration.http.fetchStatsInterval, logger: logger),
             ] + applications
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) },
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await ServiceGroup.runNamed(services, logger: logger)
     }
 }

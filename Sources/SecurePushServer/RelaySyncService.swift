@@ -30,13 +30,15 @@ struct RelaySyncService: Service {
                     handed += count
                     if count < Self.batch { break }
                 }
-                if failing.withLockedValue({ $0 }) {
-                    failing.withLockedValue { $0 = false }
+                if failing.withLockedValue({ was in
+                    defer { was = false }; return was
+                }) {
                     logger.notice("relay registrations handed over again", metadata: ["relay.changes": "\(handed)"])
                 }
             } catch {
-                if !failing.withLockedValue({ $0 }) {
-                    failing.withLockedValue { $0 = true }
+                if !failing.withLockedValue({ was in
+                    defer { was = true }; return was
+                }) {
                     logger.warning(
                         "relay registrations could not be handed over; they stay queued and are retried",
                         metadata: ["relay.error": "\(String(describing: type(of: error)))"])

@@ -131,12 +131,17 @@ public struct SecurePushConfiguration: Sendable {
     /// The default TTL (`SECUREPUSH_DEFAULT_TTL`).
     public var defaultTTL: Duration { database.defaultTTL }
 
+    /// The names of a comma-separated setting, trimmed and lowercased, empty ones left out.
+    static func listNames(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
     /// The platforms pushed directly, and whether `relay` is listed (the platforms of `SECUREPUSH_RELAY_PLATFORMS`
     /// pushed through a vendor's relay, `RelayClientSettings`).
     static func parseProviders(_ text: String) throws -> (direct: [Platform], relay: Bool) {
         var platforms: [Platform] = []
         var relay = false
-        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !name.isEmpty {
+        for name in listNames(text) {
             if name == "relay" {
                 relay = true
                 continue

@@ -8,7 +8,6 @@ import SecurePushDispatcher
 import SecurePushProviders
 import SecurePushStore
 import ServiceLifecycle
-import UnixSignals
 
 /// Runs `securepush serve`: a start-up gate, then one service group holding the database clients, the
 /// dispatcher services and the HTTP server (every route with the API role, the operations routes alone for
@@ -36,17 +35,8 @@ public struct SecurePushServer {
                 "SECUREPUSH_PROVIDERS lists no push platform, so this dispatcher could send nothing; list at least one (for example simulated) or run with --role api"
             )
         }
-        // Owned here: created before the providers that use them, shut down after the services stopped.
-        let httpClient = configuration.providers.contains { $0 != .simulated } ? ProviderFactory.makeHTTPClient() : nil
-        let pinnedClients = configuration.providers.contains(where: \.tokenIsURL) ? ProviderFactory.makePinnedClients() : nil
-        do {
+        try await ProviderFactory.withClients(for: configuration.providers) { httpClient, pinnedClients in
             try await run(httpClient: httpClient, pinnedClients: pinnedClients)
-            await pinnedClients?.shutdown()
-            try await httpClient?.shutdown()
-        } catch {
-            await pinnedClients?.shutdown()
-            try? await httpClient?.shutdown()
-            throw error
         }
     }
 
@@ -149,15 +139,6 @@ public struct SecurePushServer {
                 "providers": "\(configuration.providers.map(\.rawValue).joined(separator: ","))",
             ]
         )
-        let group = ServiceGroup(
-            configuration: .init(
-                // Named by type: the group logs each service's name, and a description could hold
-                // configuration (a database client's holds the password).
-                services: services.map { .init(service: $0, serviceName: String(describing: type(of: $0))) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
-        try await group.run()
+        try await ServiceGroup.runNamed(services, logger: logger)
     }
 }

@@ -100,10 +100,14 @@ public final class RelayClient: Service, Sendable {
     private func takeBatch() -> [(Int, RelayPush)] {
         state.withLockedValue { state in
             var batch: [(Int, RelayPush)] = []
-            while batch.count < Self.maxBatch, !state.queued.isEmpty {
-                let id = state.queued.removeFirst()
+            var taken = 0
+            for id in state.queued {
+                guard batch.count < Self.maxBatch else { break }
+                taken += 1
                 if let waiting = state.waiting[id] { batch.append((id, waiting.push)) }
             }
+            // One removal of the prefix taken (removing the first element one at a time is quadratic).
+            state.queued.removeFirst(taken)
             return batch
         }
     }
@@ -196,7 +200,7 @@ public final class RelayClient: Service, Sendable {
         request.body = .bytes(ByteBuffer(data: bytes))
         let response = try await httpClient.execute(request, timeout: .milliseconds(timeout.wholeMilliseconds))
         let data = Data(buffer: try await response.body.collect(upTo: 4 << 20))
-        let retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init).map { Duration.milliseconds(Int64(min($0, 86_400) * 1000)) }
+        let retryAfter = RetryAfter.parse(response.headers.first(name: "retry-after"))
         return (response.status.code, data, retryAfter)
     }
 }
