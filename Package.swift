@@ -216,7 +216,7 @@ let package = Package(
             name: "SecurePushProviderTests",
             dependencies: [
                 "SecurePushCore", "SecurePushProviders", "SecurePushServer", "SecurePushDispatcher", "SecurePushFakes",
-                "SecurePushTestSupport", .asyncHTTPClient, .nioCore, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras, .logging,
+                "SecurePushRelayProtocol", "SecurePushTestSupport", .asyncHTTPClient, .nioCore, .nioHTTP1, .nioSSL, .crypto, .cryptoExtras, .logging,
                 .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings

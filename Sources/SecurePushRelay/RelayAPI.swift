@@ -18,6 +18,8 @@ public struct RelayAPI: Sendable {
     let forwarder: RelayForwarder
     /// The key of the token digests (`SECUREPUSH_RELAY_TOKEN_KEY_FILE`).
     let tokenKey: SymmetricKey
+    /// The installations' keys (checked against the database with every request).
+    let keys = RelayKeyCache()
     let readiness: @Sendable () async throws -> [String]
     let metricsText: @Sendable () -> String
     let logger: Logger
@@ -83,8 +85,21 @@ public struct RelayAPI: Sendable {
         Data(HMAC<SHA256>.authenticationCode(for: Data((platform + "\u{0}" + token).utf8), using: tokenKey))
     }
 
-    /// Reads the body and authenticates the request; returns the installation and the body.
-    func authenticate(_ request: Request, path: String) async throws -> (UUID, ByteBuffer) {
+    /// A request whose token checked with a key of its installation (`admit` still has to confirm the key).
+    struct Signed {
+        var installation: UUID
+        var token: String
+        var path: String
+        var body: ByteBuffer
+        var key: RelayKeyCache.Entry
+        var claims: RelayRequestClaims
+        /// Whether `key` came from the cache (it may be stale: one reload is allowed).
+        var cached: Bool
+    }
+
+    /// Reads the body and checks the request's token with its installation's key (cached, or loaded when
+    /// not cached or when the cached one does not verify it: the key may have been rotated).
+    func signed(_ request: Request, path: String) async throws -> Signed {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: Self.maxBody)
@@ -95,18 +110,53 @@ public struct RelayAPI: Sendable {
             throw RelayError.unauthorized
         }
         let token = String(header.dropFirst("Bearer ".count))
-        guard let installation = await RelayRequestToken.installation(of: token), let credential = try await store.credential(of: installation)
-        else { throw RelayError.unauthorized }
-        let claims: RelayRequestClaims
+        guard let installation = await RelayRequestToken.installation(of: token) else { throw RelayError.unauthorized }
+        if let key = keys.cached(installation), let claims = try? await verify(token, installation, path, body, key) {
+            return Signed(installation: installation, token: token, path: path, body: body, key: key, claims: claims, cached: true)
+        }
+        return try await reloaded(installation, token: token, path: path, body: body)
+    }
+
+    /// Loads the key of `installation` and checks the token with it.
+    func reloaded(_ installation: UUID, token: String, path: String, body: ByteBuffer) async throws -> Signed {
+        let key: RelayKeyCache.Entry
         do {
-            claims = try await RelayRequestToken.verify(
-                token, publicKey: credential.publicKey, installation: installation, method: "POST", path: path, body: body.readableBytesView)
-        } catch {
+            guard let loaded = try await keys.load(installation, from: store) else { throw RelayError.unauthorized }
+            key = loaded
+        } catch is RelayWireError {
             throw RelayError.unauthorized
         }
-        guard !credential.disabled else { throw RelayError.disabled }
-        guard try await store.recordRequestID(claims.jti.value, expires: claims.exp.value) else { throw RelayError.unauthorized }
-        return (installation, body)
+        guard let claims = try? await verify(token, installation, path, body, key) else { throw RelayError.unauthorized }
+        return Signed(installation: installation, token: token, path: path, body: body, key: key, claims: claims, cached: false)
+    }
+
+    private func verify(_ token: String, _ installation: UUID, _ path: String, _ body: ByteBuffer, _ key: RelayKeyCache.Entry) async throws
+        -> RelayRequestClaims
+    {
+        try await key.verifier.verify(token, installation: installation, method: "POST", path: path, body: body.readableBytesView)
+    }
+
+    /// Admits a signed request in one round trip (`RelayStore.admit`): its key still current, the
+    /// installation enabled, the request id new; returns the bound digests among `digests` and the quota's
+    /// wait. A cached key found stale is reloaded and the token checked again, once.
+    func admit(_ signed: Signed, digests: [Data]) async throws -> (bound: Set<Data>, wait: Double) {
+        var signed = signed
+        while true {
+            let admission = try await store.admit(
+                signed.installation, keyVersion: signed.key.keyVersion, jti: signed.claims.jti.value, expires: signed.claims.exp.value,
+                digests: digests)
+            switch admission {
+            case .admitted(let bound, let wait): return (bound, wait)
+            case .disabled: throw RelayError.disabled
+            case .replay: throw RelayError.unauthorized
+            case .stale:
+                guard signed.cached else {
+                    keys.forget(signed.installation)
+                    throw RelayError.unauthorized
+                }
+                signed = try await reloaded(signed.installation, token: signed.token, path: signed.path, body: signed.body)
+            }
+        }
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ body: ByteBuffer) throws -> T {
@@ -118,8 +168,9 @@ public struct RelayAPI: Sendable {
     }
 
     func tokens(_ request: Request) async throws -> Response {
-        let (installation, body) = try await authenticate(request, path: "/v1/relay/tokens")
-        let changes = try decode(RelayTokenChanges.self, body)
+        let signed = try await signed(request, path: "/v1/relay/tokens")
+        let installation = signed.installation
+        let changes = try decode(RelayTokenChanges.self, signed.body)
         guard changes.bind.count + changes.release.count <= RelayTokenChanges.maxTokens else {
             throw RelayError.badRequest("at most \(RelayTokenChanges.maxTokens) tokens per request")
         }
@@ -131,6 +182,7 @@ public struct RelayAPI: Sendable {
                 throw RelayError.badRequest("a token is empty or longer than 4096 bytes")
             }
         }
+        _ = try await admit(signed, digests: [])
         let released = try await store.release(installation, digests: changes.release.map { digest(platform: $0.platform, token: $0.token) })
         guard let bound = try await store.bind(installation, digests: changes.bind.map { digest(platform: $0.platform, token: $0.token) }) else {
             throw RelayError.quota(retryAfter: 3600, "the installation's quota of registered tokens is reached")
@@ -141,8 +193,9 @@ public struct RelayAPI: Sendable {
     }
 
     func pushes(_ request: Request) async throws -> Response {
-        let (installation, body) = try await authenticate(request, path: "/v1/relay/pushes")
-        let batch = try decode(RelayPushBatch.self, body)
+        let signed = try await signed(request, path: "/v1/relay/pushes")
+        let installation = signed.installation
+        let batch = try decode(RelayPushBatch.self, signed.body)
         guard batch.pushes.count <= RelayPushBatch.maxPushes else {
             throw RelayError.badRequest("at most \(RelayPushBatch.maxPushes) pushes per request")
         }
@@ -155,7 +208,7 @@ public struct RelayAPI: Sendable {
                 outcomes[index] = RelayOutcome(outcome: .refused, reason: error.description)
             }
         }
-        let (bound, wait) = try await store.boundTakingQuota(installation, digests: pushes.map(\.2))
+        let (bound, wait) = try await admit(signed, digests: pushes.map(\.2))
         guard wait <= 0 else { throw RelayError.quota(retryAfter: wait, "the installation's push quota is used up") }
         let sendable = pushes.filter { bound.contains($0.2) }
         for (index, _, digest) in pushes where !bound.contains(digest) { outcomes[index] = .unregistered }

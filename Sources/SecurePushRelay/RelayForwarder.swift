@@ -29,7 +29,14 @@ public final class RelayForwarder: Sendable {
 
     /// Sends `pushes` (index in the request, push) for `installation`; returns each one's outcome by index.
     func send(_ pushes: [(Int, Push)], installation: UUID) async -> [Int: RelayOutcome] {
-        await withTaskGroup(of: (Int, RelayOutcome).self) { group in
+        // One push (a quiet moment's request) goes out from the request's own task: no child task to wait for.
+        if pushes.count == 1, let (index, push) = pushes.first, let provider = providers[push.target.platform] {
+            await limiter.acquire(installation)
+            let result = await provider.send(push)
+            limiter.release(installation)
+            return [index: RelayOutcome(result)]
+        }
+        return await withTaskGroup(of: (Int, RelayOutcome).self) { group in
             for (index, push) in pushes {
                 guard let provider = providers[push.target.platform] else {
                     group.addTask { (index, RelayOutcome(outcome: .refused, reason: "this relay does not push to \(push.target.platform.rawValue)")) }

@@ -150,22 +150,44 @@ public struct RelayStore: Sendable {
         return try rows.first?.decode(Int64.self) == 1
     }
 
-    /// What authenticating a request of `id` needs: its public key and whether it is disabled.
-    public func credential(of id: UUID) async throws -> (publicKey: Data, disabled: Bool)? {
-        let rows = try await rows("SELECT public_key, disabled_at IS NOT NULL FROM securepush_relay.installations WHERE id = \(id)")
+    /// What checking a request of `id` needs: its public key and the key's version; `nil` when there is no
+    /// such installation. (Whether it is disabled is `admit`'s answer, read with the request.)
+    public func credential(of id: UUID) async throws -> (publicKey: Data, keyVersion: Int)? {
+        let rows = try await rows("SELECT public_key, key_version FROM securepush_relay.installations WHERE id = \(id)")
         guard let row = rows.first else { return nil }
-        let (key, disabled) = try row.decode((ByteBuffer, Bool).self)
-        return (Data(buffer: key), disabled)
+        let (key, version) = try row.decode((ByteBuffer, Int32).self)
+        return (Data(buffer: key), Int(version))
     }
 
-    /// Records a request id until `expires`; false when it was seen before (a replay).
-    public func recordRequestID(_ jti: String, expires: Date) async throws -> Bool {
+    /// What `admit` found.
+    public enum Admission: Sendable, Equatable {
+        /// Admitted: which digests are bound to the installation, and the quota's wait (0: taken).
+        case admitted(bound: Set<Data>, wait: Double)
+        /// No such installation, or its key is no longer version `keyVersion`; nothing was written.
+        case stale
+        case disabled
+        /// The request id was seen before.
+        case replay
+    }
+
+    /// Admits a request whose signature checked with version `keyVersion` of the installation's key, in one
+    /// round trip (`securepush_relay.admit`): the key is still current and the installation enabled, the
+    /// request id `jti` is new (recorded until `expires`), and for the `digests` bound to the installation
+    /// the quota is taken.
+    public func admit(_ installation: UUID, keyVersion: Int, jti: String, expires: Date, digests: [Data]) async throws -> Admission {
         let rows = try await rows(
             """
-            INSERT INTO securepush_relay.request_ids (jti, expires_at) VALUES (\(jti), \(expires))
-            ON CONFLICT (jti) DO NOTHING RETURNING 1
+            SELECT verdict, bound, wait FROM securepush_relay.admit(\(installation), \(Int32(keyVersion)), \(jti), \(expires),
+                \(digests.map { ByteBuffer(data: $0) })::bytea[])
             """)
-        return !rows.isEmpty
+        guard let row = rows.first else { return .stale }
+        let (verdict, bound, wait) = try row.decode((String, [ByteBuffer], Double).self)
+        switch verdict {
+        case "ok": return .admitted(bound: Set(bound.map { Data(buffer: $0) }), wait: wait)
+        case "disabled": return .disabled
+        case "replay": return .replay
+        default: return .stale
+        }
     }
 
     /// Binds digests to `installation` (re-binding and auditing those bound elsewhere); `nil` when its
@@ -205,25 +227,6 @@ public struct RelayStore: Sendable {
             SELECT count(*)::bigint FROM gone
             """)
         return Int(try rows.first?.decode(Int64.self) ?? 0)
-    }
-
-    /// Which of `digests` are bound to `installation`, and the quota taken for as many pushes as are bound
-    /// (0 when they fit and were counted, else the seconds to wait), in one round trip.
-    public func boundTakingQuota(_ installation: UUID, digests: [Data]) async throws -> (bound: Set<Data>, wait: Double) {
-        guard !digests.isEmpty else { return ([], 0) }
-        let rows = try await rows(
-            """
-            WITH b AS MATERIALIZED (
-                SELECT digest FROM securepush_relay.bindings
-                WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
-            )
-            SELECT coalesce((SELECT array_agg(digest) FROM b), '{}'::bytea[]),
-                   CASE WHEN (SELECT count(*) FROM b) = 0 THEN 0
-                        ELSE securepush_relay.take_quota(\(installation), (SELECT count(*) FROM b)::integer) END
-            """)
-        guard let row = rows.first else { return ([], 0) }
-        let (bound, wait) = try row.decode(([ByteBuffer], Double).self)
-        return (Set(bound.map { Data(buffer: $0) }), wait)
     }
 
     /// Deletes expired request ids and old usage.

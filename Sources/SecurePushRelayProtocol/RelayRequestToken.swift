@@ -22,7 +22,8 @@ public struct RelayRequestClaims: JWTPayload, Sendable {
     }
 }
 
-/// Signs and checks relay request tokens.
+/// Signs and checks relay request tokens (`RelayTokenSigner` and `RelayTokenVerifier` keep a key ready
+/// for many requests; these make one for one).
 public enum RelayRequestToken {
     /// The longest a token may live (`exp - iat`).
     public static let maxLifetime: TimeInterval = 60
@@ -38,18 +39,19 @@ public enum RelayRequestToken {
     public static func sign(
         installation: UUID, key: InstallationKey, method: String, path: String, body: some DataProtocol, now: Date = Date()
     ) async throws -> String {
-        let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
-        let claims = RelayRequestClaims(
-            iss: IssuerClaim(value: installation.uuidString.lowercased()), iat: IssuedAtClaim(value: now),
-            exp: ExpirationClaim(value: now.addingTimeInterval(maxLifetime)),
-            jti: IDClaim(value: Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString), htm: method, htu: path,
-            bh: bodyHash(body))
-        return try await keys.sign(claims)
+        try await RelayTokenSigner(installation: installation, key: key).sign(method: method, path: path, body: body, now: now)
     }
 
-    /// The installation a token names, before anything is checked (to find its key); `nil` when it names none.
+    /// The installation a token names, before anything is checked (to find its key): its header's `kid`, or
+    /// else its `iss`; `nil` when it names none. (Signing checks that the two agree: `iss` must be the
+    /// installation whose key verifies the token.)
     public static func installation(of token: String) async -> UUID? {
+        struct Header: Decodable { var kid: String? }
+        if let end = token.utf8.firstIndex(of: UInt8(ascii: ".")), let bytes = Data(base64URLEncoded: String(token[..<end])),
+            let kid = (try? JSONDecoder().decode(Header.self, from: bytes))?.kid
+        {
+            return UUID(canonical: Array(kid.utf8)[...])
+        }
         guard let claims = try? await JWTKeyCollection().unverified(token, as: RelayRequestClaims.self) else { return nil }
         return UUID(canonical: Array(claims.iss.value.utf8)[...])
     }
@@ -59,29 +61,6 @@ public enum RelayRequestToken {
     public static func verify(
         _ token: String, publicKey: Data, installation: UUID, method: String, path: String, body: some DataProtocol, now: Date = Date()
     ) async throws -> RelayRequestClaims {
-        let keys = JWTKeyCollection()
-        do {
-            await keys.add(ecdsa: try ES256PublicKey(backing: try P256.Signing.PublicKey(x963Representation: publicKey)))
-        } catch {
-            throw RelayWireError("the installation's stored key is unusable")
-        }
-        let claims: RelayRequestClaims
-        do {
-            claims = try await keys.verify(token, as: RelayRequestClaims.self)
-        } catch {
-            throw RelayWireError("the request token is invalid or expired")
-        }
-        let issued = claims.iat.value.timeIntervalSince1970
-        let expires = claims.exp.value.timeIntervalSince1970
-        guard claims.iss.value == installation.uuidString.lowercased(), issued <= now.timeIntervalSince1970 + leeway,
-            expires - issued <= maxLifetime, expires >= now.timeIntervalSince1970 - leeway
-        else { throw RelayWireError("the request token's times or issuer are not acceptable") }
-        guard claims.htm == method, claims.htu == path, claims.bh == bodyHash(body) else {
-            throw RelayWireError("the request token was made for another request")
-        }
-        guard claims.jti.value.utf8.count >= 16, claims.jti.value.utf8.count <= 64 else {
-            throw RelayWireError("the request token's jti is malformed")
-        }
-        return claims
+        try await RelayTokenVerifier(publicKey: publicKey).verify(token, installation: installation, method: method, path: path, body: body, now: now)
     }
 }

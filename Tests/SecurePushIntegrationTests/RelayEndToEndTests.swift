@@ -220,7 +220,6 @@ struct RelayEndToEndTests {
                             SELECT 'user-' || (g % 10), '{"n":1}' FROM generate_series(1, 3000) g RETURNING id
                             """, logger: server.db.logger
                         ).collect().map { try $0.decode(UUID.self) }
-                        let sent = ids
                         try await eventually("part of the load pushed", timeout: .seconds(30)) { apns.delivered.count >= 60 }
                         kill(process.processIdentifier, SIGKILL)
                         process.waitUntilExit()

@@ -18,6 +18,7 @@ enum ClientMode {
             guard let installation = UUID(uuidString: try arguments.string("installation")) else { throw BenchError("--installation must be a uuid") }
             let key = try InstallationKey(text: try String(contentsOfFile: try arguments.string("installation-key"), encoding: .utf8))
             load.relay = (url, installation, key)
+            load.relayRequests = try arguments.int("relay-requests", default: 8)
         }
         if let rate = try? arguments.string("rate"), let perSecond = Int(rate) {
             let seconds = try arguments.int("seconds", default: 5)

@@ -23,6 +23,8 @@ struct ProviderLoad {
     /// A relay to push through instead of the fake APNs (`--relay URL --installation ID --installation-key FILE`):
     /// the self-hosted side's `RelayProvider` and `RelayClient`, as a dispatcher has them.
     var relay: (url: String, installation: UUID, key: InstallationKey)?
+    /// The relay client's requests in flight at most (`--relay-requests`).
+    var relayRequests = 8
 
     /// Runs `body` with the provider (the APNs provider, or the relay's) and its HTTP client.
     func withProvider<T>(_ body: (any PushProvider, RelayClient?) async throws -> T) async throws -> T {
@@ -35,7 +37,8 @@ struct ProviderLoad {
         do {
             let result: T
             if let relay {
-                let relayClient = RelayClient(url: relay.url, installation: relay.installation, key: relay.key, httpClient: client, logger: logger)
+                let relayClient = RelayClient(
+                    url: relay.url, installation: relay.installation, key: relay.key, httpClient: client, maxRequests: relayRequests, logger: logger)
                 let provider = RelayProvider(platform: .apns, client: relayClient) { _, _ in false }
                 let running = Task { try await relayClient.run() }
                 do {

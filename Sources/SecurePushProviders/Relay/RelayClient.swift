@@ -37,6 +37,8 @@ public final class RelayClient: Service, Sendable {
     let maxRequests: Int
     let logger: Logger
     private let state = NIOLockedValueBox(State())
+    /// The installation's key, made ready by the first request.
+    private let signer = NIOLockedValueBox<RelayTokenSigner?>(nil)
     private let queuedSignal = WakeSignal()
     private let requestEnded = WakeSignal()
 
@@ -190,9 +192,16 @@ public final class RelayClient: Service, Sendable {
         guard answer.status == 200 else { throw RelayWireError("the relay refused the registrations (\(answer.status))") }
     }
 
+    private func readySigner() async throws -> RelayTokenSigner {
+        if let signer = signer.withLockedValue({ $0 }) { return signer }
+        let made = try await RelayTokenSigner(installation: installation, key: key)
+        signer.withLockedValue { $0 = made }
+        return made
+    }
+
     private func post(_ path: String, _ body: some Encodable) async throws -> (status: UInt, body: Data, retryAfter: Duration?) {
         let bytes = try JSONEncoder().encode(body)
-        let token = try await RelayRequestToken.sign(installation: installation, key: key, method: "POST", path: path, body: bytes)
+        let token = try await readySigner().sign(method: "POST", path: path, body: bytes)
         var request = HTTPClientRequest(url: url + path)
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
