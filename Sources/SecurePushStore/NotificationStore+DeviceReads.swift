@@ -9,7 +9,7 @@ public struct FetchedNotification: Sendable {
     public var result: ReadResult
 }
 
-/// Device reads: each is one call of one SQL function (`sql/007_device_reads.sql`) that checks the
+/// Device reads: each is one call of one SQL function (`sql/routines/device_*.sql`) that checks the
 /// credential and the throttle, records that the device was seen, and reads, in one round trip.
 extension NotificationStore {
     /// Returns the payloads of the device user's notifications among `ids`, in the order given (give each

@@ -120,7 +120,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
             }
             infos.append(completion.outcome.detail)
         }
-        // securepush.complete_deliveries (sql/015): a retry goes back to pending, any other outcome to the history.
+        // securepush.complete_deliveries (sql/routines/complete_deliveries.sql): a retry goes back to pending, any
+        // other outcome to the history.
         return try await database.count(
             """
             SELECT securepush.complete_deliveries(\(leaseToken), \(ids)::uuid[], \(outcomes)::text[], \(delays)::bigint[],

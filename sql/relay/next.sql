@@ -1,0 +1,1 @@
+-- next.sql: table changes for the next migration (ops/release-migration moves them into it; docs/sql.md).

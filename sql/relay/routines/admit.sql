@@ -1,0 +1,49 @@
+-- securepush_relay.admit: routine file (docs/sql.md).
+--
+-- A push request in one round trip (issue 33's speed aims): the relay checks a request's signature with the
+-- installation's key cached in memory, then this one call confirms that key is still the installation's
+-- (its key_version) and that the installation is enabled, records the request id (a replay is refused),
+-- finds which of the named digests are bound to the installation and takes the quota for them. Before,
+-- the same took three round trips (the key, the request id, the bindings with the quota).
+--
+-- Verdicts: 'ok'; 'stale' (no such installation, or its key changed since the relay cached it: nothing was
+-- written, the relay reloads the key and checks the signature again); 'disabled'; 'replay' (the request id
+-- was seen). `wait` is take_quota's answer (0: counted) for 'ok' with bound digests, else 0.
+CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision)
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'securepush_relay'
+ SET jit TO 'off'
+AS $function$
+DECLARE
+    version integer;
+    disabled boolean;
+BEGIN
+    bound := '{}';
+    wait := 0;
+    SELECT i.key_version, i.disabled_at IS NOT NULL INTO version, disabled
+    FROM securepush_relay.installations i WHERE i.id = p_installation;
+    IF NOT FOUND OR version <> p_key_version THEN
+        verdict := 'stale';
+        RETURN;
+    END IF;
+    IF disabled THEN
+        verdict := 'disabled';
+        RETURN;
+    END IF;
+    INSERT INTO securepush_relay.request_ids (jti, expires_at) VALUES (p_jti, p_expires) ON CONFLICT (jti) DO NOTHING;
+    IF NOT FOUND THEN
+        verdict := 'replay';
+        RETURN;
+    END IF;
+    verdict := 'ok';
+    IF cardinality(p_digests) > 0 THEN
+        SELECT coalesce(array_agg(b.digest), '{}') INTO bound FROM securepush_relay.bindings b
+        WHERE b.installation_id = p_installation AND b.digest = ANY (p_digests);
+        IF cardinality(bound) > 0 THEN
+            wait := securepush_relay.take_quota(p_installation, cardinality(bound));
+        END IF;
+    END IF;
+END
+$function$;
+REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision) FROM PUBLIC;

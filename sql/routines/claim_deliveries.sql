@@ -1,0 +1,56 @@
+-- securepush.claim_deliveries: routine file (docs/sql.md).
+CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
+ RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_sort TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    claimed_rows integer;
+BEGIN
+    RETURN QUERY
+    WITH c AS MATERIALIZED (
+        SELECT d.id FROM securepush.deliveries d
+        WHERE d.state = 'pending' AND d.run_at <= now() AND d.platform = ANY(p_platforms)
+        ORDER BY d.priority DESC, d.run_at, d.id
+        LIMIT p_limit
+        FOR UPDATE SKIP LOCKED
+    ),
+    claimed AS (
+        UPDATE securepush.deliveries d
+        SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
+            lease_expires_at = now() + p_lease_ms * interval '1 millisecond', claimed_by = p_worker
+        FROM c, securepush.devices dev
+        WHERE d.id = c.id AND dev.id = d.device_id
+        RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
+                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
+                  dev.seal_public, dev.seal_auth
+    ),
+    badges AS MATERIALIZED (
+        SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
+        FROM (SELECT DISTINCT claimed.user_id FROM claimed) u
+        WHERE p_badge
+    )
+    SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
+           claimed.active, claimed.expires_at, claimed.priority, claimed.attempts,
+           ((SELECT b.counts FROM badges b) ->> claimed.user_id)::bigint,
+           claimed.clear_ids, claimed.urgency, claimed.collapse_id,
+           -- Only with the switch on (SECUREPUSH_SEALED_PREVIEWS): off, the subquery never runs and no key leaves.
+           CASE WHEN p_sealed AND claimed.clear_ids IS NULL
+                THEN (SELECT n.preview::text FROM securepush.notifications n
+                      WHERE n.id = claimed.notification_id AND n.payload IS NOT NULL) END,
+           CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END,
+           claimed.user_id
+    FROM claimed;
+    GET DIAGNOSTICS claimed_rows = ROW_COUNT;
+    IF claimed_rows > 0 THEN
+        UPDATE securepush.dispatchers d SET awaiting_wakeup = false WHERE d.id = p_worker AND d.awaiting_wakeup;
+    END IF;
+END
+$function$;
+REVOKE ALL ON FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean) FROM PUBLIC;

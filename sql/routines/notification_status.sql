@@ -1,0 +1,25 @@
+-- securepush.notification_status: routine file (docs/sql.md).
+--
+-- Operators see scheduled and held deliveries with their next attempt.
+CREATE OR REPLACE VIEW securepush.notification_status AS
+SELECT n.id AS notification_id, n.user_id, x.device_id, x.platform, x.state, x.outcome, x.attempts, x.next_attempt_at,
+       x.last_error, x.accepted_at, x.finished_at, f.fetched_at, n.read_at, n.created_at, n.expires_at
+FROM securepush.notifications n
+CROSS JOIN LATERAL (
+    SELECT d.device_id, d.platform, d.state, NULL::text AS outcome, d.attempts,
+           CASE WHEN d.state IN ('pending', 'scheduled') THEN d.run_at END AS next_attempt_at,
+           d.last_error, NULL::timestamptz AS accepted_at, NULL::timestamptz AS finished_at
+    FROM securepush.deliveries d WHERE d.notification_id = n.id AND d.kind = 'notify'
+    UNION ALL
+    SELECT l.device_id, l.platform, 'finished', l.outcome, l.attempts, NULL::timestamptz, l.last_error,
+           CASE WHEN l.outcome = 'sent' THEN coalesce(l.accepted_at, l.finished_at) END, l.finished_at
+    FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.kind = 'notify'
+    UNION ALL
+    SELECT f.device_id, dev.platform, 'not_pushed', NULL, 0, NULL, NULL, NULL, NULL
+    FROM securepush.fetches f LEFT JOIN securepush.devices dev ON dev.id = f.device_id
+    WHERE f.notification_id = n.id
+      AND NOT EXISTS (SELECT 1 FROM securepush.deliveries d WHERE d.notification_id = n.id AND d.device_id = f.device_id AND d.kind = 'notify')
+      AND NOT EXISTS (SELECT 1 FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.device_id = f.device_id AND l.kind = 'notify')
+) x
+LEFT JOIN securepush.fetches f ON f.notification_id = n.id AND f.device_id = x.device_id;
+GRANT SELECT ON securepush.notification_status TO securepush_producer;
