@@ -6,4 +6,18 @@ public enum PushKind: Sendable, Hashable {
     /// Read sync: the user read these notifications on another device; remove them (newest first) and
     /// update the badge. Sent as a low-priority background push, never as an alert.
     case clear([NotificationID])
+
+    /// The kind's word in SQL (`securepush.deliveries.kind`, `delivery_log.kind`).
+    public enum Name: String, Sendable, Hashable, CaseIterable {
+        case notify
+        case clear
+    }
+
+    /// This kind's word.
+    public var name: Name {
+        switch self {
+        case .notify: .notify
+        case .clear: .clear
+        }
+    }
 }

@@ -49,13 +49,13 @@ struct RelaySyncService: Service {
 
     /// The changes as one request: per token, its last change wins (a bind then a release in one batch is a release).
     static func tokenChanges(_ changes: [RelayOutboxStore.Change]) -> RelayTokenChanges {
-        var last: [RelayToken: String] = [:]
+        var last: [RelayToken: RelayOutboxStore.Action] = [:]
         var order: [RelayToken] = []
         for change in changes {
             let token = RelayToken(platform: change.platform, token: change.token)
             if last[token] == nil { order.append(token) }
             last[token] = change.action
         }
-        return RelayTokenChanges(bind: order.filter { last[$0] == "bind" }, release: order.filter { last[$0] == "release" })
+        return RelayTokenChanges(bind: order.filter { last[$0] == .bind }, release: order.filter { last[$0] == .release })
     }
 }

@@ -11,8 +11,13 @@ public struct RelayOutboxStore: Sendable {
         public var id: Int64
         public var platform: String
         public var token: String
-        /// `bind` or `release`.
-        public var action: String
+        public var action: Action
+    }
+
+    /// What a change asks of the relay (`securepush.relay_outbox.action`).
+    public enum Action: String, Sendable, Hashable, CaseIterable {
+        case bind
+        case release
     }
 
     let client: any DatabaseClient
@@ -45,6 +50,7 @@ public struct RelayOutboxStore: Sendable {
                     "SELECT id, platform, token, action FROM securepush.relay_outbox ORDER BY id LIMIT \(Int32(clamping: limit))", logger: logger)
                 var changes: [Change] = []
                 for try await (id, platform, token, action) in rows.decode((Int64, String, String, String).self) {
+                    guard let action = Action(rawValue: action) else { continue }
                     changes.append(Change(id: id, platform: platform, token: token, action: action))
                 }
                 guard !changes.isEmpty else { return 0 }

@@ -16,6 +16,10 @@ public enum AuditEvent: String, Sendable, CaseIterable {
     case deviceDeleted = "device_deleted"
     /// A device replaced its push address with its credential (`PUT /v1/devices/current/token`).
     case deviceTokenUpdated = "device_token_updated"
+    /// A device set its sealing key (written by `securepush.set_sealing_key`, sql/routines/set_sealing_key.sql).
+    case sealingKeySet = "sealing_key_set"
+    /// A device cleared its sealing key (`securepush.set_sealing_key` with none).
+    case sealingKeyCleared = "sealing_key_cleared"
 }
 
 /// How failed authentication is throttled: `freeFailures` within `window` cost nothing; each further

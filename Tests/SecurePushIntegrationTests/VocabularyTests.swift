@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushStore
 import SecurePushTestSupport
 import Testing
 
@@ -32,19 +33,40 @@ struct VocabularyTests {
         return quotedWords(definition)
     }
 
-    @Test("devices_platform_valid lists exactly Platform's cases")
-    func platformConstraint() async throws {
-        try await TestDatabase.with { db in
-            let listed = try await Self.constraint(db, "devices_platform_valid")
-            #expect(listed == Set(Platform.allCases.map(\.rawValue)))
-        }
-    }
+    /// Every CHECK word list of the schema and the Swift type whose cases it must list: one place for them all.
+    static let wordLists: [String: Set<String>] = [
+        "devices_platform_valid": Set(Platform.allCases.map(\.rawValue)),
+        "delivery_log_outcome_valid": Set(DeliveryOutcome.Kind.final.map(\.rawValue)),
+        "deliveries_state_valid": Set(DeliveryState.allCases.map(\.rawValue)),
+        "notifications_urgency_valid": Set(Urgency.allCases.map(\.rawValue)),
+        "deliveries_kind_valid": Set(PushKind.Name.allCases.map(\.rawValue)),
+        "delivery_log_kind_valid": Set(PushKind.Name.allCases.map(\.rawValue)),
+        "audit_log_event_valid": Set(AuditEvent.allCases.map(\.rawValue)),
+        "relay_outbox_action_check": Set(RelayOutboxStore.Action.allCases.map(\.rawValue)),
+    ]
 
-    @Test("delivery_log_outcome_valid lists exactly the final outcome kinds")
-    func outcomeConstraint() async throws {
+    @Test("every CHECK word list in the schema lists exactly its Swift type's cases, and each has its Swift type")
+    func wordListsMatchTheirTypes() async throws {
         try await TestDatabase.with { db in
-            let listed = try await Self.constraint(db, "delivery_log_outcome_valid")
-            #expect(listed == Set(DeliveryOutcome.Kind.final.map(\.rawValue)))
+            let rows = try await db.client.query(
+                """
+                SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+                WHERE connamespace = 'securepush'::regnamespace AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%= ANY (ARRAY[''%'
+                """, logger: db.logger
+            ).collect()
+            var seen: Set<String> = []
+            for row in rows {
+                let (name, definition) = try row.decode((String, String).self)
+                seen.insert(name)
+                guard let words = Self.wordLists[name] else {
+                    Issue.record("\(name) is a word list with no Swift type in VocabularyTests.wordLists: \(definition)")
+                    continue
+                }
+                #expect(Self.quotedWords(definition) == words, "\(name): SQL \(Self.quotedWords(definition).sorted()), Swift \(words.sorted())")
+            }
+            #expect(
+                seen == Set(Self.wordLists.keys),
+                "word lists named here but not in the schema: \(Set(Self.wordLists.keys).subtracting(seen).sorted())")
         }
     }
 
