@@ -19,4 +19,14 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
         case .apns, .fcm, .simulated: false
         }
     }
+
+    /// Whether the platform encrypts each message to the device itself (a Web Push subscription carries its own
+    /// keys, RFC 8291): with sealed previews on, such a device needs no sealing key of its own, and whatever
+    /// preview it gets is sealed by its subscription.
+    public var sealsItsOwnMessage: Bool {
+        switch self {
+        case .webpush: true
+        case .apns, .fcm, .wns, .simulated: false
+        }
+    }
 }

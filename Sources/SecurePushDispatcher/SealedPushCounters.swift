@@ -35,7 +35,7 @@ struct SealedPushCounters: Sendable {
         let preview: Preview
         if seal.previewJSON == nil {
             preview = .none
-        } else if push.target.platform == .webpush || seal.previewFits {
+        } else if push.target.platform.sealsItsOwnMessage || seal.previewFits {
             preview = .sealed
         } else {
             preview = .tooLarge

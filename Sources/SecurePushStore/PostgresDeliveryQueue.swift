@@ -93,7 +93,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
     /// seals the message) or to a device with a sealing key, with or without a preview, so sizes do not tell.
     func seal(kind: PushKind, platform: Platform, previewJSON: String?, publicKey: ByteBuffer?, authSecret: ByteBuffer?) -> PushSeal? {
         guard sealedPreviews, case .notify = kind else { return nil }
-        if platform == .webpush { return PushSeal(previewJSON: previewJSON, key: nil) }
+        if platform.sealsItsOwnMessage { return PushSeal(previewJSON: previewJSON, key: nil) }
         guard let publicKey, let authSecret,
             let key = SealingPublicKey(publicKey: Data(publicKey.readableBytesView), authSecret: Data(authSecret.readableBytesView))
         else { return nil }
