@@ -177,13 +177,13 @@ public struct RelayStore: Sendable {
     public func admit(_ installation: UUID, keyVersion: Int, jti: String, expires: Date, digests: [Data]) async throws -> Admission {
         let rows = try await rows(
             """
-            SELECT verdict, bound, wait FROM securepush_relay.admit(\(installation), \(Int32(keyVersion)), \(jti), \(expires),
+            SELECT * FROM securepush_relay.admit(\(installation), \(Int32(keyVersion)), \(jti), \(expires),
                 \(digests.map { ByteBuffer(data: $0) })::bytea[])
             """)
         guard let row = rows.first else { return .stale }
-        let (verdict, bound, wait) = try row.decode((String, [ByteBuffer], Double).self)
-        switch verdict {
-        case "ok": return .admitted(bound: Set(bound.map { Data(buffer: $0) }), wait: wait)
+        let admitted = try AdmitRow(row: row)
+        switch admitted.verdict {
+        case "ok": return .admitted(bound: Set(admitted.bound.map { Data(buffer: $0) }), wait: admitted.wait)
         case "disabled": return .disabled
         case "replay": return .replay
         default: return .stale

@@ -76,16 +76,18 @@ public struct DeviceStore: Sendable {
         let rows = try await Self.deviceErrors {
             try await database.query(
                 """
-                SELECT r.device_id, r.device_secret, r.rebound_from,
+                SELECT r.*,
                        CASE WHEN \(sealPublic)::bytea IS NULL THEN false
-                            ELSE securepush.set_sealing_key(r.device_id, \(sealPublic)::bytea, \(sealAuth)::bytea) END
+                            ELSE securepush.set_sealing_key(r.device_id, \(sealPublic)::bytea, \(sealAuth)::bytea) END AS sealing
                 FROM securepush.register_device_checked(user_id => \(userID), platform => \(platform), token => \(token), options => \(optionsJSON)::jsonb) r
                 """
             ).collect()
         }
         guard let row = rows.first else { throw InvalidInput(message: "registration returned nothing") }
-        let (id, secret, reboundFrom, sealing) = try row.decode((UUID, String, String?, Bool).self)
-        return DeviceRegistration(deviceID: id, deviceSecret: secret, reboundFrom: reboundFrom, sealing: sealing)
+        let registered = try RegisterDeviceRow(row: row)
+        let sealing: Bool = try NamedRow(row)("sealing")
+        return DeviceRegistration(
+            deviceID: registered.deviceID, deviceSecret: registered.deviceSecret, reboundFrom: registered.reboundFrom, sealing: sealing)
     }
 
     /// A sealing key as the two `bytea` bind values of `securepush.set_sealing_key` (both `NULL` without one).
@@ -109,13 +111,12 @@ public struct DeviceStore: Sendable {
     public func authenticate(_ proof: DeviceProof) async throws -> DeviceAccess<Void> {
         let rows = try await database.query(
             """
-            SELECT user_id, blocked_for
-            FROM securepush.device_check(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
+            SELECT * FROM securepush.device_check(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[])
             """
         ).collect()
         guard let row = rows.first else { return DeviceSessionRow.missing.access(deviceID: proof.deviceID, ()) }
-        let (userID, blockedFor) = try row.decode((String?, Double?).self)
-        return DeviceSessionRow(userID: userID, blockedFor: blockedFor).access(deviceID: proof.deviceID, ())
+        let checked = try DeviceCheckRow(row: row)
+        return DeviceSessionRow(userID: checked.userID, blockedFor: checked.blockedFor).access(deviceID: proof.deviceID, ())
     }
 
     /// Gives an active device a new secret; the old one stops working at once. `nil` when the device is not active.
@@ -124,12 +125,12 @@ public struct DeviceStore: Sendable {
         let (sealPublic, sealAuth) = Self.bindValues(sealingKey)
         let rows = try await Self.deviceErrors {
             try await database.query(
-                "SELECT device_id, device_secret, sealing FROM securepush.rotate_device_secret(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)"
+                "SELECT * FROM securepush.rotate_device_secret(\(deviceID), \(sealPublic)::bytea, \(sealAuth)::bytea)"
             ).collect()
         }
         guard let row = rows.first else { return nil }
-        let (id, secret, sealing) = try row.decode((UUID, String, Bool).self)
-        return DeviceRegistration(deviceID: id, deviceSecret: secret, sealing: sealing)
+        let rotated = try RotateDeviceSecretRow(row: row)
+        return DeviceRegistration(deviceID: rotated.deviceID, deviceSecret: rotated.deviceSecret, sealing: rotated.sealing)
     }
 
     /// Sets (or with `nil` drops) an active device's sealing key; `false` when the device is not active.
@@ -155,12 +156,11 @@ public struct DeviceStore: Sendable {
     public func updateToken(deviceID: UUID, token: String, optionsJSON: String?) async throws -> TokenUpdate? {
         let rows = try await Self.deviceErrors {
             try await database.query(
-                "SELECT device_id, rebound_from FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
+                "SELECT * FROM securepush.update_device_token(\(deviceID), \(token), \(optionsJSON)::jsonb)"
             ).collect()
         }
         guard let row = rows.first else { return nil }
-        let (_, reboundFrom) = try row.decode((UUID, String?).self)
-        return TokenUpdate(rebound: reboundFrom != nil)
+        return TokenUpdate(rebound: try UpdateDeviceTokenRow(row: row).reboundFrom != nil)
     }
 
     /// Deactivates the device and cancels its pending deliveries.

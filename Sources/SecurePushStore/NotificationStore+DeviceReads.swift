@@ -38,27 +38,26 @@ extension NotificationStore {
         }
         let rows = try await database.query(
             """
-            SELECT req, user_id, blocked_for, id, owned, live, payload, created_at, read_at, category, preview
-            FROM securepush.device_fetch_batch(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
+            SELECT * FROM securepush.device_fetch_batch(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
                                                \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
             """
         )
         var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)
         var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
-        for try await row in rows.decode((Int32, String?, Double?, UUID?, Bool?, Bool?, String?, Date?, Date?, String?, String?).self) {
-            let (req, userID, blockedFor, id, owned, live, payload, createdAt, readAt, category, preview) = row
-            let index = Int(req) - 1
+        for try await postgresRow in rows {
+            let row = try DeviceFetchBatchRow(row: postgresRow)
+            let index = Int(row.request) - 1
             guard requests.indices.contains(index) else { continue }
-            guard let id else {
-                sessions[index] = DeviceSessionRow(userID: userID, blockedFor: blockedFor)
+            guard let id = row.id else {
+                sessions[index] = DeviceSessionRow(userID: row.userID, blockedFor: row.blockedFor)
                 continue
             }
-            if let payload, let createdAt, live == true {
+            if let payload = row.payload, let createdAt = row.createdAt, row.live == true {
                 found[index][id] = .found(
                     StoredNotification(
-                        id: id, payloadJSON: payload, createdAt: createdAt, readAt: readAt, category: category, previewJSON: preview))
+                        id: id, payloadJSON: payload, createdAt: createdAt, readAt: row.readAt, category: row.category, previewJSON: row.preview))
             } else {
-                found[index][id] = owned == true ? .gone : .notFound
+                found[index][id] = row.owned == true ? .gone : .notFound
             }
         }
         return requests.enumerated().map { index, request in
@@ -79,23 +78,22 @@ extension NotificationStore {
         let afterID = cursor?.id
         let rows = try await database.query(
             """
-            SELECT user_id, blocked_for, id, created_at, read_at, micros, payload, category, preview
-            FROM securepush.device_list(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
+            SELECT * FROM securepush.device_list(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
                                         \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
             """
         )
         var session = DeviceSessionRow.missing
         var items: [NotificationSummary] = []
-        for try await row in rows.decode((String?, Double?, UUID?, Date?, Date?, Int64?, String?, String?, String?).self) {
-            let (userID, blockedFor, id, createdAt, readAt, micros, payload, category, preview) = row
-            guard let id, let createdAt, let micros else {
-                session = DeviceSessionRow(userID: userID, blockedFor: blockedFor)
+        for try await postgresRow in rows {
+            let row = try DeviceListRow(row: postgresRow)
+            guard let id = row.id, let createdAt = row.createdAt, let micros = row.micros else {
+                session = DeviceSessionRow(userID: row.userID, blockedFor: row.blockedFor)
                 continue
             }
-            var item = NotificationSummary(id: id, createdAt: createdAt, readAt: readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
-            item.payloadJSON = payload
-            item.category = category
-            item.previewJSON = preview
+            var item = NotificationSummary(id: id, createdAt: createdAt, readAt: row.readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
+            item.payloadJSON = row.payload
+            item.category = row.category
+            item.previewJSON = row.preview
             items.append(item)
         }
         return session.access(deviceID: proof.deviceID, items)

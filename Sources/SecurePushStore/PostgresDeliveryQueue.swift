@@ -37,12 +37,10 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         let token = UUID()
         let platformNames = platforms.map(\.rawValue)
         let leaseMilliseconds = lease.wholeMilliseconds
-        // One call of `securepush.claim_deliveries` (migration 010; 023 added `user_id`): its plan holds without statistics.
+        // One call of `securepush.claim_deliveries` (sql/routines/claim_deliveries.sql): its plan holds without statistics.
         let rows = try await database.query(
             """
-            SELECT id, notification_id, device_id, platform, token, options, active, expires_at, priority, attempts, unread, clear_ids, urgency,
-                   collapse_id, preview, seal_public, seal_auth, user_id
-            FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
+            SELECT * FROM securepush.claim_deliveries(\(limit)::integer, \(platformNames)::text[], \(leaseMilliseconds), \(token), \(worker), \(unreadBadge),
                  \(Self.badgeLimit)::integer, \(sealedPreviews))
             """
         )
@@ -50,40 +48,31 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
         var rejected: [RejectedDelivery] = []
         deliveries.reserveCapacity(limit)
         let decoder = JSONDecoder()
-        for try await (
-            id, notificationID, deviceID, platformName, token, optionsText, active, expiresAt, priority, attempts, unread, clearIDs, urgency,
-            collapseID, preview, sealPublic, sealAuth, user
-        )
-            in rows.decode(
-                (
-                    UUID, UUID, UUID, String, String, String, Bool, Date, Int16, Int32, Int64?, [UUID]?, Urgency, String?, String?, ByteBuffer?,
-                    ByteBuffer?, String
-                )
-                .self)
-        {
-            guard let platform = Platform(rawValue: platformName) else {
-                rejected.append(RejectedDelivery(id: id, reason: "unknown platform \"\(platformName)\""))
+        for try await postgresRow in rows {
+            let row = try ClaimDeliveriesRow(row: postgresRow)
+            guard let platform = Platform(rawValue: row.platform) else {
+                rejected.append(RejectedDelivery(id: row.id, reason: "unknown platform \"\(row.platform)\""))
                 continue
             }
-            guard let options = try? decoder.decode([String: String].self, from: Data(optionsText.utf8)) else {
-                rejected.append(RejectedDelivery(id: id, reason: "device options are not a JSON object of strings"))
+            guard let options = try? decoder.decode([String: String].self, from: Data(row.options.utf8)) else {
+                rejected.append(RejectedDelivery(id: row.id, reason: "device options are not a JSON object of strings"))
                 continue
             }
             // A read-sync clear carries the ids to remove; every other delivery announces its notification.
-            let kind = clearIDs.map { PushKind.clear($0.map(NotificationID.init)) } ?? .notify
+            let kind = row.clearIDs.map { PushKind.clear($0.map(NotificationID.init)) } ?? .notify
             let push = Push(
                 kind: kind,
-                notificationID: NotificationID(notificationID),
-                target: PushTarget(deviceID: deviceID, platform: platform, token: token, options: options),
-                expiresAt: expiresAt,
-                priority: Int(priority),
-                attempt: Int(attempts),
-                badge: unread.map { Int($0) },
-                urgency: urgency,
-                collapseID: collapseID,
-                seal: seal(kind: kind, platform: platform, previewJSON: preview, publicKey: sealPublic, authSecret: sealAuth)
+                notificationID: NotificationID(row.notificationID),
+                target: PushTarget(deviceID: row.deviceID, platform: platform, token: row.token, options: options),
+                expiresAt: row.expiresAt,
+                priority: Int(row.priority),
+                attempt: Int(row.attempts),
+                badge: row.unread.map { Int($0) },
+                urgency: row.urgency,
+                collapseID: row.collapseID,
+                seal: seal(kind: kind, platform: platform, previewJSON: row.preview, publicKey: row.sealPublic, authSecret: row.sealAuth)
             )
-            deliveries.append(ClaimedDelivery(id: id, push: push, deviceActive: active, user: user))
+            deliveries.append(ClaimedDelivery(id: row.id, push: push, deviceActive: row.active, user: row.userID))
         }
         deliveries.sort { $0.push.priority > $1.push.priority }
         return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)

@@ -75,10 +75,11 @@ public struct PreferenceStore: Sendable {
 
     /// The user's categories (of delivered, live notifications, and muted ones), by name.
     public func categories(userID: String) async throws -> [CategoryState] {
-        let rows = try await database.query("SELECT category, muted, latest_at FROM securepush.user_categories(\(userID))")
+        let rows = try await database.query("SELECT * FROM securepush.user_categories(\(userID))")
         var result: [CategoryState] = []
-        for try await (name, muted, latest) in rows.decode((String, Bool, Date?).self) {
-            result.append(CategoryState(name: name, muted: muted, latestAt: latest))
+        for try await postgresRow in rows {
+            let row = try UserCategoriesRow(row: postgresRow)
+            result.append(CategoryState(name: row.category, muted: row.muted, latestAt: row.latestAt))
         }
         return result
     }

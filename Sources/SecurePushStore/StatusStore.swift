@@ -135,16 +135,16 @@ public struct StatusStore: Sendable {
         let milliseconds = window.wholeMilliseconds
         let rows = try await database.query(
             """
-            SELECT platform, accepted, fetched, fetch_ratio, push_to_fetch_p50_seconds, push_to_fetch_p99_seconds
-            FROM securepush.fetch_stats(\(milliseconds) * interval '1 millisecond')
+            SELECT * FROM securepush.fetch_stats(\(milliseconds) * interval '1 millisecond')
             """
         )
         var result: [StatusReport.PlatformFetch] = []
-        for try await (platform, accepted, fetched, ratio, p50, p99) in rows.decode((String, Int64, Int64, Double, Double?, Double?).self) {
+        for try await postgresRow in rows {
+            let row = try FetchStatsRow(row: postgresRow)
             result.append(
                 .init(
-                    platform: platform, accepted: accepted, fetched: fetched, fetchRatio: ratio, pushToFetchP50Seconds: p50,
-                    pushToFetchP99Seconds: p99))
+                    platform: row.platform, accepted: row.accepted, fetched: row.fetched, fetchRatio: row.fetchRatio,
+                    pushToFetchP50Seconds: row.pushToFetchP50Seconds, pushToFetchP99Seconds: row.pushToFetchP99Seconds))
         }
         return result
     }

@@ -7,7 +7,6 @@ CREATE OR REPLACE FUNCTION securepush.default_ttl()
  STABLE PARALLEL SAFE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
-    -- probe
     SELECT coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'default_ttl'), interval '7 days')
 $function$;
 REVOKE ALL ON FUNCTION securepush.default_ttl() FROM PUBLIC;
