@@ -5,11 +5,11 @@ import SecurePushStore
 /// The request context of the API's routes: what the authentication middleware established.
 public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The device credential the request carried, not yet checked (set by `DeviceAuthenticationMiddleware`).
+    /// The device credential the request carried, not yet checked (set by `DeviceCredentialMiddleware`).
     public var proof: DeviceProof?
-    /// The read tokens taken when the request was admitted (set by `DeviceAuthenticationMiddleware`).
+    /// The read tokens taken when the request was admitted (set by `DeviceCredentialMiddleware`).
     var readCharge: ReadCharge?
-    /// The device whose credential was checked (set by `DeviceAuthenticationMiddleware` with `authenticate`).
+    /// The device whose credential was checked (set by `DeviceCheckMiddleware`).
     public var device: AuthenticatedDevice?
     /// The user whose token the request carried (set by `UserAuthenticationMiddleware`).
     public var userID: String?

@@ -23,7 +23,8 @@ public enum APIRouter {
             .add(middleware: UserAuthenticationMiddleware(api: api))
             .post("/v1/devices", use: devices.register)
         router.group()
-            .add(middleware: DeviceAuthenticationMiddleware(gate: gate, authenticate: true))
+            .add(middleware: DeviceCredentialMiddleware(gate: gate))
+            .add(middleware: DeviceCheckMiddleware(gate: gate))
             .delete("/v1/devices/current", use: devices.unregister)
             .post("/v1/devices/current/rotate", use: devices.rotate)
             .put("/v1/devices/current/token", use: devices.updateToken)
@@ -36,7 +37,7 @@ public enum APIRouter {
             .put("/v1/categories/:name", use: preferences.setCategory)
         // Reads check the credential in the same round trip as the read.
         router.group()
-            .add(middleware: DeviceAuthenticationMiddleware(gate: gate, authenticate: false))
+            .add(middleware: DeviceCredentialMiddleware(gate: gate))
             .get("/v1/notifications", use: notifications.list)
             .get("/v1/notifications/:id", use: notifications.read)
             .post("/v1/notifications/fetch", use: notifications.fetch)

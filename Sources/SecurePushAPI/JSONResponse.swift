@@ -3,22 +3,15 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// JSON responses with the API's conventions (snake_case keys, ISO 8601 dates with milliseconds).
+/// JSON responses with the API's conventions (snake_case keys, dates as `APITimestamp` writes them).
 enum JSONResponse {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(timestamp(date))
-        }
+        encoder.dateEncodingStrategy = APITimestamp.encodingStrategy
         encoder.outputFormatting = [.sortedKeys]
         return encoder
     }()
-
-    static func timestamp(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
-    }
 
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         raw(status, try encoder.encode(value))

@@ -12,7 +12,7 @@ enum NotificationJSON {
         body += #"{"category":"#
         body += category.map(quoted) ?? "null"
         body += #","created_at":"#
-        body += quoted(JSONResponse.timestamp(createdAt))
+        body += quoted(APITimestamp.string(createdAt))
         body += #","id":"#
         body += quoted(id.uuidString.lowercased())
         body += #","payload":"#
@@ -20,7 +20,7 @@ enum NotificationJSON {
         body += #","preview":"#
         body += previewJSON ?? "null"
         body += #","read_at":"#
-        body += readAt.map { quoted(JSONResponse.timestamp($0)) } ?? "null"
+        body += readAt.map { quoted(APITimestamp.string($0)) } ?? "null"
         body += "}"
     }
 

@@ -212,6 +212,6 @@ enum StatusPage {
     }
 
     private static func timestamp(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        APITimestamp.string(date)
     }
 }

@@ -4,11 +4,11 @@ import SecurePushStore
 // The report's three views share these: `/status`'s JSON, its HTML page (`StatusPage`) and the CLI table (`StatusTable`).
 
 extension StatusReport {
-    /// The JSON encoder used for the report (snake_case keys, ISO 8601 dates).
+    /// The JSON encoder used for the report (snake_case keys, dates as `APITimestamp` writes them, as `/v1` does).
     public static var jsonEncoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = APITimestamp.encodingStrategy
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return encoder
     }

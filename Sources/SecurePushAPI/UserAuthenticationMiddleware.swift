@@ -2,29 +2,6 @@ import Foundation
 import Hummingbird
 import SecurePushStore
 
-/// Route-group middleware of the device routes: parses `Authorization: Bearer <device_id>.<device_secret>`
-/// into a proof and applies the read rate limits (no database call). Routes that read check the proof in
-/// the same round trip as the read; with `authenticate`, the proof is checked here and the device put in
-/// the context (for the routes that do more than read). Every refusal is the same 401 (429 once the
-/// client or device is throttled).
-struct DeviceAuthenticationMiddleware: RouterMiddleware {
-    let gate: DeviceGate
-    let authenticate: Bool
-
-    func handle(_ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response) async throws
-        -> Response
-    {
-        var context = context
-        let (proof, charge) = try await gate.admit(request, context: context)
-        context.proof = proof
-        context.readCharge = charge
-        if authenticate {
-            context.device = try await gate.authenticate(proof, charge: charge, logger: context.logger)
-        }
-        return try await next(request, context)
-    }
-}
-
 /// Route-group middleware: checks the app's user JWT (`Authorization: Bearer <JWT>`) and puts the user id
 /// in the context. A valid token is served whatever the throttle says; a missing or invalid one is a
 /// failed attempt, throttled per client address like device credentials (429 while the address is blocked).
