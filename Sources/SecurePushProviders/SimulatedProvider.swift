@@ -15,6 +15,8 @@ public struct SimulatedProvider: PushProvider {
 
     /// The bundle id the simulated APNs requests name.
     public static let topic = "com.example.securepush"
+    /// The Firebase project the simulated FCM requests name (`SECUREPUSH_SIMULATED_ENVELOPE=fcm`).
+    public static let project = "securepush-simulated"
 
     /// Creates a simulated provider writing to `outbox` the requests `profile` builds; `latency` stands in
     /// for a network round trip.

@@ -100,9 +100,11 @@ public enum ProviderFactory {
                 switch platform {
                 case .simulated:
                     let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
-                    return SimulatedProvider(
-                        outbox: outbox, profile: APNsEnvelope(settings: settings.envelopes, defaultTopic: SimulatedProvider.topic),
-                        latency: configuration.simulatedLatency)
+                    let profile: any EnvelopeProfile =
+                        configuration.simulatedEnvelope == .fcm
+                        ? FCMEnvelope(settings: settings.envelopes, defaultProject: SimulatedProvider.project)
+                        : APNsEnvelope(settings: settings.envelopes, defaultTopic: SimulatedProvider.topic)
+                    return SimulatedProvider(outbox: outbox, profile: profile, latency: configuration.simulatedLatency)
                 case .apns:
                     guard let apns = settings.apns else { throw missing() }
                     return try APNsProvider(configuration: apns, httpClient: try client(), logger: logger)

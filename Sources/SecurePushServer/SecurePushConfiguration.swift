@@ -25,6 +25,9 @@ public struct SecurePushConfiguration: Sendable {
     public var simulatedOutboxPath: String?
     /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
     public var simulatedLatency: Duration?
+    /// Whose request the simulated platform builds and records (`SECUREPUSH_SIMULATED_ENVELOPE`: `apns`, the
+    /// default, or `fcm`): the Android kit's tests parse the FCM request the dispatcher really built.
+    public var simulatedEnvelope: Platform = .apns
     /// Credentials and endpoints of the real platforms in `providers` (see docs/providers.md).
     public var providerSettings: ProviderSettings
     public var http: HTTPConfiguration
@@ -119,6 +122,7 @@ public struct SecurePushConfiguration: Sendable {
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
+        self.simulatedEnvelope = try values.choice("SECUREPUSH_SIMULATED_ENVELOPE", default: "apns", allowed: ["apns", "fcm"]) == "fcm" ? .fcm : .apns
         self.providerSettings = try ProviderSettings(values: values, platforms: direct)
         self.dispatcher.endpointPolicies = providerSettings.endpointPolicies
         self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)
