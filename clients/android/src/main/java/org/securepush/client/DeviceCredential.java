@@ -1,5 +1,8 @@
 package org.securepush.client;
 
+import org.json.JSONException;
+import org.json.JSONObject;
+
 /**
  * This device's credential: its id and secret (sent as {@code Authorization: Bearer <id>.<secret>}), and its
  * sealing key when it has one. Keep it in a {@link CredentialStore}; the secret is shown once by the server.
@@ -31,6 +34,44 @@ public final class DeviceCredential {
     /** The same credential with another sealing key (or none). */
     public DeviceCredential withSealingKey(SealingKey key) {
         return new DeviceCredential(deviceId, secret, key);
+    }
+
+    /**
+     * The credential as JSON for a {@link CredentialStore} to keep (encrypted: it holds the secret and the sealing
+     * key's private scalar).
+     */
+    public String toStorageJSON() {
+        try {
+            JSONObject json = new JSONObject().put("device_id", deviceId).put("secret", secret);
+            if (sealingKey != null) {
+                json.put("sealing_key", new JSONObject().put("private", Base64Url.encode(sealingKey.privateScalar()))
+                        .put("public", Base64Url.encode(sealingKey.publicKey())).put("auth", Base64Url.encode(sealingKey.auth())));
+            }
+            return json.toString();
+        } catch (JSONException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A credential from {@link #toStorageJSON()}; {@code null} when the text is not one. */
+    public static DeviceCredential fromStorageJSON(String text) {
+        try {
+            JSONObject json = new JSONObject(text);
+            JSONObject key = json.optJSONObject("sealing_key");
+            SealingKey sealingKey = null;
+            if (key != null) {
+                byte[] scalar = Base64Url.decode(key.optString("private"));
+                byte[] point = Base64Url.decode(key.optString("public"));
+                byte[] auth = Base64Url.decode(key.optString("auth"));
+                if (scalar == null || point == null || auth == null) return null;
+                sealingKey = SealingKey.fromParts(scalar, point, auth);
+            }
+            String id = json.optString("device_id", "");
+            String secret = json.optString("secret", "");
+            return id.isEmpty() || secret.isEmpty() ? null : new DeviceCredential(id, secret, sealingKey);
+        } catch (JSONException | IllegalArgumentException e) {
+            return null;
+        }
     }
 
     String bearer() {
