@@ -1585,8 +1585,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF me.platform = 'webpush' AND seal_public IS NOT NULL THEN
-        RAISE EXCEPTION 'Web Push devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
+    IF me.platform IN ('webpush', 'unifiedpush') AND seal_public IS NOT NULL THEN
+        RAISE EXCEPTION 'Web Push and UnifiedPush devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
     END IF;
     -- The device row is locked: concurrent changes of one device are counted one after the other.
     SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
@@ -1742,8 +1742,8 @@ DECLARE
     unknown text;
     option_value text;
 BEGIN
-    IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'simulated') THEN
-        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, simulated' USING ERRCODE = '22023';
+    IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'unifiedpush', 'simulated') THEN
+        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated' USING ERRCODE = '22023';
     END IF;
     IF token IS NULL OR length(token) NOT BETWEEN 1 AND 4096 THEN
         RAISE EXCEPTION 'token must be 1 to 4096 characters' USING ERRCODE = '22023';
@@ -1760,6 +1760,7 @@ BEGIN
         WHEN 'fcm' THEN ARRAY['project']
         WHEN 'wns' THEN ARRAY[]::text[]
         WHEN 'webpush' THEN ARRAY['p256dh', 'auth', 'urgency']
+        WHEN 'unifiedpush' THEN ARRAY['p256dh', 'auth', 'urgency']
         ELSE ARRAY['push_style', 'topic']
     END;
     SELECT string_agg(k, ', ' ORDER BY k) INTO unknown FROM jsonb_object_keys(options) k WHERE k <> ALL (allowed);
@@ -1794,7 +1795,8 @@ BEGIN
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
             RAISE EXCEPTION 'a WNS channel URI must be an https URL' USING ERRCODE = '22023';
         END IF;
-    WHEN 'webpush' THEN
+    WHEN 'webpush', 'unifiedpush' THEN
+        -- A UnifiedPush distributor's endpoint is a Web Push endpoint (RFC 8030), with the same subscription keys.
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
             RAISE EXCEPTION 'a Web Push endpoint must be an https URL' USING ERRCODE = '22023';
         END IF;
@@ -1986,7 +1988,7 @@ CREATE TABLE securepush.devices (
     seal_public bytea,
     seal_auth bytea,
     CONSTRAINT devices_options_object CHECK ((jsonb_typeof(options) = 'object'::text)),
-    CONSTRAINT devices_platform_valid CHECK ((platform = ANY (ARRAY['apns'::text, 'fcm'::text, 'wns'::text, 'webpush'::text, 'simulated'::text]))),
+    CONSTRAINT devices_platform_valid CHECK ((platform = ANY (ARRAY['apns'::text, 'fcm'::text, 'wns'::text, 'webpush'::text, 'unifiedpush'::text, 'simulated'::text]))),
     CONSTRAINT devices_sealing_key_not_webpush CHECK (((seal_public IS NULL) OR (platform <> 'webpush'::text))),
     CONSTRAINT devices_sealing_key_valid CHECK ((((seal_public IS NULL) = (seal_auth IS NULL)) AND ((seal_public IS NULL) OR ((octet_length(seal_public) = 65) AND (get_byte(seal_public, 0) = 4) AND (octet_length(seal_auth) = 16))))),
     CONSTRAINT devices_token_valid CHECK (((length(token) >= 1) AND (length(token) <= 4096))),

@@ -48,12 +48,12 @@ struct DeviceRegistrationInput {
             guard fixed == nil else {
                 throw Self.invalid("A sealing key is set with PUT /v1/devices/current/sealing-key, not with the push address.")
             }
-            guard platform != Platform.webpush.rawValue else {
-                throw Self.invalid("Web Push devices seal with their subscription's keys; give no \"sealing_key\".")
+            guard Platform(rawValue: platform)?.sealsItsOwnMessage != true else {
+                throw Self.invalid("Web Push and UnifiedPush devices seal with their subscription's keys; give no \"sealing_key\".")
             }
             sealingKey = try SealingKeyInput.parse(value)
         }
-        if platform == Platform.webpush.rawValue, let subscription = fields.removeValue(forKey: "subscription") {
+        if Platform(rawValue: platform)?.sealsItsOwnMessage == true, let subscription = fields.removeValue(forKey: "subscription") {
             try Self.flatten(subscription: subscription, into: &fields)
         }
         guard let token = fields.removeValue(forKey: "token") as? String, !token.isEmpty else {

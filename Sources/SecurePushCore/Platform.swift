@@ -8,6 +8,9 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     case wns
     /// Web Push (RFC 8030/8291/8292).
     case webpush
+    /// UnifiedPush: Web Push to the endpoint a distributor gave an Android app (phones without Google's services,
+    /// often a self-hosted ntfy server), with its own endpoint allowlist (`SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS`).
+    case unifiedpush
     /// A stand-in that records what it would send; the default for local runs, tests and benchmarks.
     case simulated
 
@@ -15,7 +18,7 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     /// checked against an endpoint policy at registration and at every send, and refused unless printable ASCII.
     public var tokenIsURL: Bool {
         switch self {
-        case .webpush, .wns: true
+        case .webpush, .unifiedpush, .wns: true
         case .apns, .fcm, .simulated: false
         }
     }
@@ -25,7 +28,7 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     /// preview it gets is sealed by its subscription.
     public var sealsItsOwnMessage: Bool {
         switch self {
-        case .webpush: true
+        case .webpush, .unifiedpush: true
         case .apns, .fcm, .wns, .simulated: false
         }
     }

@@ -13,20 +13,26 @@ public struct PushEndpointPolicies: Hashable, Sendable {
     public var webPush: PushEndpointPolicy
     /// WNS channel URIs (`SECUREPUSH_WNS_ALLOWED_HOSTS`).
     public var wns: PushEndpointPolicy
+    /// UnifiedPush endpoints (`SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS`): none by default, the operator names the
+    /// distributors it trusts (they are often self-hosted).
+    public var unifiedPush: PushEndpointPolicy
 
     /// The defaults: the public push services, no private network.
     public init(
         webPush: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: defaultWebPushHosts, allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS"),
-        wns: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: defaultWNSHosts, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS")
+        wns: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: defaultWNSHosts, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS"),
+        unifiedPush: PushEndpointPolicy = PushEndpointPolicy(allowedHosts: [], allowedHostsSetting: "SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS")
     ) {
         self.webPush = webPush
         self.wns = wns
+        self.unifiedPush = unifiedPush
     }
 
     /// The policy for `platform`'s tokens, `nil` for platforms whose tokens are not URLs.
     public func policy(for platform: Platform) -> PushEndpointPolicy? {
         switch platform {
         case .webpush: webPush
+        case .unifiedpush: unifiedPush
         case .wns: wns
         case .apns, .fcm, .simulated: nil
         }
@@ -37,6 +43,7 @@ public struct PushEndpointPolicies: Hashable, Sendable {
         switch platform {
         case .wns: "WNS channel URI"
         case .webpush: "Web Push endpoint"
+        case .unifiedpush: "UnifiedPush endpoint"
         case .apns, .fcm, .simulated: "\(platform.rawValue) token"
         }
     }

@@ -114,6 +114,11 @@ public enum ProviderFactory {
                 case .webpush:
                     guard let webPush = settings.webPush else { throw missing() }
                     return try WebPushProvider(configuration: webPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
+                case .unifiedpush:
+                    guard var unifiedPush = settings.webPush else { throw missing() }
+                    unifiedPush.endpointPolicy = settings.endpointPolicies.unifiedPush
+                    return try WebPushProvider(
+                        platform: .unifiedpush, configuration: unifiedPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
                 case .wns:
                     guard let wns = settings.wns else { throw missing() }
                     return try WNSProvider(configuration: wns, httpClient: try client(), pinnedClients: try pinned(), logger: logger)

@@ -2,8 +2,9 @@ import SecurePushCore
 import SecurePushStore
 
 extension ProviderSettings {
-    /// `SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS` (comma-separated host suffixes)
-    /// and `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS` (comma-separated CIDR blocks, shared by both).
+    /// `SECUREPUSH_WEBPUSH_ALLOWED_HOSTS`, `SECUREPUSH_WNS_ALLOWED_HOSTS`, `SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS`
+    /// (comma-separated host suffixes; UnifiedPush has none by default) and `SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS`
+    /// (comma-separated CIDR blocks, shared by all three).
     static func endpointPolicies(_ values: ConfigurationValues) throws -> PushEndpointPolicies {
         let networks = try values.networks("SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS")
         return PushEndpointPolicies(
@@ -12,7 +13,10 @@ extension ProviderSettings {
                 allowedPrivateNetworks: networks, allowedHostsSetting: "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS"),
             wns: PushEndpointPolicy(
                 allowedHosts: try hosts(values, "SECUREPUSH_WNS_ALLOWED_HOSTS", default: PushEndpointPolicies.defaultWNSHosts),
-                allowedPrivateNetworks: networks, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS")
+                allowedPrivateNetworks: networks, allowedHostsSetting: "SECUREPUSH_WNS_ALLOWED_HOSTS"),
+            unifiedPush: PushEndpointPolicy(
+                allowedHosts: try hosts(values, "SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS", default: []),
+                allowedPrivateNetworks: networks, allowedHostsSetting: "SECUREPUSH_UNIFIEDPUSH_ALLOWED_HOSTS")
         )
     }
 

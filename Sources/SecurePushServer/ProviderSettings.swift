@@ -42,7 +42,8 @@ public struct ProviderSettings: Sendable {
         envelopes = try Self.envelopes(values)
         if platforms.contains(.apns) { apns = try Self.apns(values, envelopes: envelopes) }
         if platforms.contains(.fcm) { fcm = try Self.fcm(values, envelopes: envelopes) }
-        if platforms.contains(.webpush) {
+        if platforms.contains(.webpush) || platforms.contains(.unifiedpush) {
+            // UnifiedPush is Web Push with the same VAPID key and its own endpoint policy.
             webPush = try Self.webPush(values, policy: endpointPolicies.webPush, envelopes: envelopes)
             vapidPublicKey = webPush?.publicKeyBase64URL
         } else if values.string("SECUREPUSH_WEBPUSH_VAPID_KEY_FILE") != nil {

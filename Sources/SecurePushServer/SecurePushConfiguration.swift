@@ -122,7 +122,8 @@ public struct SecurePushConfiguration: Sendable {
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))
         self.simulatedLatency = latency > .zero ? latency : nil
-        self.simulatedEnvelope = try values.choice("SECUREPUSH_SIMULATED_ENVELOPE", default: "apns", allowed: ["apns", "fcm"]) == "fcm" ? .fcm : .apns
+        self.simulatedEnvelope =
+            try values.choice("SECUREPUSH_SIMULATED_ENVELOPE", default: "apns", allowed: ["apns", "fcm"]) == "fcm" ? .fcm : .apns
         self.providerSettings = try ProviderSettings(values: values, platforms: direct)
         self.dispatcher.endpointPolicies = providerSettings.endpointPolicies
         self.http = try HTTPConfiguration(values: values, host: overrides.host, port: overrides.port)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SecurePushCore
 import Testing
 
 @testable import SecurePushAPI
@@ -43,7 +44,7 @@ struct DeviceRegistrationInputTests {
     @Test("a missing platform, token or a non-string option is 400 invalid_device naming the field")
     func invalidDevice() {
         let cases: [(json: String, mentions: String)] = [
-            (#"{"token": "t"}"#, "\"platform\" is required: one of apns, fcm, wns, webpush, simulated"),
+            (#"{"token": "t"}"#, "\"platform\" is required: one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"),
             (#"{"platform": 1, "token": "t"}"#, "\"platform\" is required"),
             (#"{"platform": "fcm"}"#, "\"token\" is required"),
             (#"{"platform": "fcm", "token": ""}"#, "\"token\" is required"),

@@ -19,8 +19,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF me.platform = 'webpush' AND seal_public IS NOT NULL THEN
-        RAISE EXCEPTION 'Web Push devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
+    IF me.platform IN ('webpush', 'unifiedpush') AND seal_public IS NOT NULL THEN
+        RAISE EXCEPTION 'Web Push and UnifiedPush devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
     END IF;
     -- The device row is locked: concurrent changes of one device are counted one after the other.
     SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a

@@ -9,8 +9,8 @@ DECLARE
     unknown text;
     option_value text;
 BEGIN
-    IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'simulated') THEN
-        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, simulated' USING ERRCODE = '22023';
+    IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'unifiedpush', 'simulated') THEN
+        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated' USING ERRCODE = '22023';
     END IF;
     IF token IS NULL OR length(token) NOT BETWEEN 1 AND 4096 THEN
         RAISE EXCEPTION 'token must be 1 to 4096 characters' USING ERRCODE = '22023';
@@ -27,6 +27,7 @@ BEGIN
         WHEN 'fcm' THEN ARRAY['project']
         WHEN 'wns' THEN ARRAY[]::text[]
         WHEN 'webpush' THEN ARRAY['p256dh', 'auth', 'urgency']
+        WHEN 'unifiedpush' THEN ARRAY['p256dh', 'auth', 'urgency']
         ELSE ARRAY['push_style', 'topic']
     END;
     SELECT string_agg(k, ', ' ORDER BY k) INTO unknown FROM jsonb_object_keys(options) k WHERE k <> ALL (allowed);
@@ -61,7 +62,8 @@ BEGIN
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
             RAISE EXCEPTION 'a WNS channel URI must be an https URL' USING ERRCODE = '22023';
         END IF;
-    WHEN 'webpush' THEN
+    WHEN 'webpush', 'unifiedpush' THEN
+        -- A UnifiedPush distributor's endpoint is a Web Push endpoint (RFC 8030), with the same subscription keys.
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
             RAISE EXCEPTION 'a Web Push endpoint must be an https URL' USING ERRCODE = '22023';
         END IF;

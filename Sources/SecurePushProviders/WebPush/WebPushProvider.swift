@@ -13,7 +13,8 @@ import SecurePushCore
 /// and the request goes to the address that was checked (`EndpointGuard`). The injected client must be
 /// configured not to follow redirects (`ProviderFactory` does this); a 3xx is a failure.
 public struct WebPushProvider: PushProvider {
-    public let platform: Platform = .webpush
+    /// `.webpush`, or `.unifiedpush` (the same protocol to a distributor's endpoint, under its own policy).
+    public let platform: Platform
 
     let configuration: WebPushConfiguration
     let transport: ProviderTransport
@@ -23,9 +24,10 @@ public struct WebPushProvider: PushProvider {
     /// Creates a provider sending through `httpClient` and `pinnedClients` (both owned by the caller),
     /// resolving endpoint hosts with `resolver`. Throws when the CA file cannot be read.
     public init(
-        configuration: WebPushConfiguration, httpClient: HTTPClient, pinnedClients: PinnedHTTPClients,
+        platform: Platform = .webpush, configuration: WebPushConfiguration, httpClient: HTTPClient, pinnedClients: PinnedHTTPClients,
         resolver: any HostResolver = SystemHostResolver(), logger: Logger
     ) throws {
+        self.platform = platform
         self.configuration = configuration
         self.endpoints = EndpointGuard(
             policy: configuration.endpointPolicy, resolver: resolver, clients: pinnedClients, resolveTimeout: configuration.requestTimeout)
@@ -38,7 +40,7 @@ public struct WebPushProvider: PushProvider {
         let logger = transport.logger(for: push, platform: platform)
 
         let endpoint: PushEndpoint
-        switch endpoints.check(push.target.token, label: "Web Push endpoint") {
+        switch endpoints.check(push.target.token, label: PushEndpointPolicies.label(for: platform)) {
         case .success(let checked): endpoint = checked
         case .failure(let refusal): return refusal.result
         }
@@ -71,7 +73,7 @@ public struct WebPushProvider: PushProvider {
         headers.add(name: "content-type", value: "application/octet-stream")
         headers.add(name: "authorization", value: "vapid t=\(jwt), k=\(configuration.publicKeyBase64URL)")
         let route: EndpointGuard.Route
-        switch await endpoints.route(endpoint, label: "Web Push endpoint", logger: logger) {
+        switch await endpoints.route(endpoint, label: PushEndpointPolicies.label(for: platform), logger: logger) {
         case .success(let checked): route = checked
         case .failure(let refusal): return refusal.result
         }
@@ -85,7 +87,7 @@ public struct WebPushProvider: PushProvider {
             }
             return result
         } catch {
-            return TransportFailure.result(error, platform: "Web Push")
+            return TransportFailure.result(error, platform: platform == .unifiedpush ? "UnifiedPush" : "Web Push")
         }
     }
 

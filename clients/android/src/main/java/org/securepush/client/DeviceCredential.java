@@ -11,11 +11,26 @@ public final class DeviceCredential {
     private final String deviceId;
     private final String secret;
     private final SealingKey sealingKey;
+    private final boolean subscriptionKey;
 
     public DeviceCredential(String deviceId, String secret, SealingKey sealingKey) {
+        this(deviceId, secret, sealingKey, false);
+    }
+
+    /**
+     * A credential whose key is the push subscription's own ({@code subscriptionKey}: a UnifiedPush or Web Push
+     * device, whose every message is encrypted to it) or a sealing key for previews.
+     */
+    public DeviceCredential(String deviceId, String secret, SealingKey sealingKey, boolean subscriptionKey) {
         this.deviceId = deviceId;
         this.secret = secret;
         this.sealingKey = sealingKey;
+        this.subscriptionKey = subscriptionKey && sealingKey != null;
+    }
+
+    /** Whether {@link #sealingKey()} is the push subscription's key (it then stays as it is when the secret rotates). */
+    public boolean isSubscriptionKey() {
+        return subscriptionKey;
     }
 
     public String deviceId() {
@@ -33,7 +48,7 @@ public final class DeviceCredential {
 
     /** The same credential with another sealing key (or none). */
     public DeviceCredential withSealingKey(SealingKey key) {
-        return new DeviceCredential(deviceId, secret, key);
+        return new DeviceCredential(deviceId, secret, key, false);
     }
 
     /**
@@ -45,7 +60,8 @@ public final class DeviceCredential {
             JSONObject json = new JSONObject().put("device_id", deviceId).put("secret", secret);
             if (sealingKey != null) {
                 json.put("sealing_key", new JSONObject().put("private", Base64Url.encode(sealingKey.privateScalar()))
-                        .put("public", Base64Url.encode(sealingKey.publicKey())).put("auth", Base64Url.encode(sealingKey.auth())));
+                        .put("public", Base64Url.encode(sealingKey.publicKey())).put("auth", Base64Url.encode(sealingKey.auth()))
+                        .put("subscription", subscriptionKey));
             }
             return json.toString();
         } catch (JSONException e) {
@@ -59,6 +75,7 @@ public final class DeviceCredential {
             JSONObject json = new JSONObject(text);
             JSONObject key = json.optJSONObject("sealing_key");
             SealingKey sealingKey = null;
+            boolean subscription = key != null && key.optBoolean("subscription", false);
             if (key != null) {
                 byte[] scalar = Base64Url.decode(key.optString("private"));
                 byte[] point = Base64Url.decode(key.optString("public"));
@@ -68,7 +85,7 @@ public final class DeviceCredential {
             }
             String id = json.optString("device_id", "");
             String secret = json.optString("secret", "");
-            return id.isEmpty() || secret.isEmpty() ? null : new DeviceCredential(id, secret, sealingKey);
+            return id.isEmpty() || secret.isEmpty() ? null : new DeviceCredential(id, secret, sealingKey, subscription);
         } catch (JSONException | IllegalArgumentException e) {
             return null;
         }

@@ -16,6 +16,15 @@ public final class DeviceRegistration {
         return of("fcm", token);
     }
 
+    /**
+     * A UnifiedPush endpoint (what the distributor gave the app, for phones without Google's services) with the
+     * subscription key the app made for it: the server encrypts every message to it (RFC 8291), and the app
+     * opens them with {@link WebPushMessage#open}.
+     */
+    public static DeviceRegistration unifiedPush(String endpoint, SealingKey subscriptionKey) {
+        return of("unifiedpush", endpoint).with("p256dh", subscriptionKey.publicKeyBase64Url()).with("auth", subscriptionKey.authBase64Url());
+    }
+
     /** A device of any platform by its token ({@code simulated} for local tries). */
     public static DeviceRegistration of(String platform, String token) {
         try {
@@ -36,5 +45,10 @@ public final class DeviceRegistration {
 
     String platform() {
         return fields.optString("platform", "");
+    }
+
+    /** Whether the platform encrypts each message to the device itself (Web Push, UnifiedPush): no sealing key then. */
+    boolean sealsItsOwnMessage() {
+        return platform().equals("webpush") || platform().equals("unifiedpush");
     }
 }

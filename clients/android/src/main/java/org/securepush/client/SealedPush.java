@@ -46,6 +46,24 @@ public final class SealedPush {
     /** Decrypts the record with {@code key}, strips its padding and checks that it names this push's id. */
     public SealedPreview open(SealingKey key) throws SealedPushException {
         if (key == null) throw new SealedPushException(SealedPushException.Reason.NO_SEALING_KEY);
+        byte[] content = decrypt(record, key);
+        JSONObject json;
+        try {
+            json = new JSONObject(new String(content, StandardCharsets.UTF_8));
+        } catch (JSONException e) {
+            throw new SealedPushException(SealedPushException.Reason.MALFORMED_CONTENT);
+        }
+        String inside = json.optString("id", "");
+        if (!inside.equalsIgnoreCase(id)) throw new SealedPushException(SealedPushException.Reason.ID_MISMATCH);
+        return new SealedPreview(id, json.optJSONObject("preview"));
+    }
+
+    /**
+     * Opens one RFC 8291 {@code aes128gcm} record sealed to {@code key} (a sealed preview, or a whole Web Push /
+     * UnifiedPush message body) and strips its RFC 8188 padding.
+     */
+    static byte[] decrypt(byte[] record, SealingKey key) throws SealedPushException {
+        if (!hasHeader(record)) throw new SealedPushException(SealedPushException.Reason.MALFORMED_RECORD);
         byte[] salt = Arrays.copyOfRange(record, 0, 16);
         byte[] sender = Arrays.copyOfRange(record, 21, 86);
         byte[] ciphertext = Arrays.copyOfRange(record, 86, record.length);
@@ -66,15 +84,7 @@ public final class SealedPush {
         int delimiter = padded.length - 1;
         while (delimiter >= 0 && padded[delimiter] == 0) delimiter--;
         if (delimiter < 0 || padded[delimiter] != 2) throw new SealedPushException(SealedPushException.Reason.MALFORMED_CONTENT);
-        JSONObject content;
-        try {
-            content = new JSONObject(new String(padded, 0, delimiter, StandardCharsets.UTF_8));
-        } catch (JSONException e) {
-            throw new SealedPushException(SealedPushException.Reason.MALFORMED_CONTENT);
-        }
-        String inside = content.optString("id", "");
-        if (!inside.equalsIgnoreCase(id)) throw new SealedPushException(SealedPushException.Reason.ID_MISMATCH);
-        return new SealedPreview(id, content.optJSONObject("preview"));
+        return Arrays.copyOf(padded, delimiter);
     }
 
     /** HKDF-SHA256 (RFC 5869) for at most 32 bytes of output: one expand block. */

@@ -150,21 +150,41 @@ public final class SecurePushClient {
      * {@link SealingKey} sent as {@code sealing_key} so the server can seal previews to it.
      */
     public DeviceCredential register(DeviceRegistration registration, String userToken) throws SecurePushException {
-        SealingKey key = SealingKey.generate();
+        return register(registration, userToken, null);
+    }
+
+    /**
+     * Registers a UnifiedPush (or Web Push) device: its subscription key encrypts every message, so it is stored as
+     * the credential's key (to open messages with {@link WebPushMessage#open}) and no separate sealing key is sent.
+     */
+    public DeviceCredential register(DeviceRegistration registration, String userToken, SealingKey subscriptionKey) throws SecurePushException {
         JSONObject body;
+        SealingKey key;
         try {
-            body = new JSONObject(registration.fields.toString()).put("sealing_key", sealingKeyJSON(key));
+            body = new JSONObject(registration.fields.toString());
+            if (registration.sealsItsOwnMessage()) {
+                key = subscriptionKey;
+            } else {
+                key = SealingKey.generate();
+                body.put("sealing_key", sealingKeyJSON(key));
+            }
         } catch (JSONException e) {
             throw new IllegalArgumentException(e);
         }
         JSONObject created = call("v1/devices", "POST", body, "Bearer " + userToken);
-        boolean sealing = created.optBoolean("sealing", true);
-        return store(new DeviceCredential(required(created, "device_id"), required(created, "device_secret"), sealing ? key : null));
+        boolean sealing = registration.sealsItsOwnMessage() || created.optBoolean("sealing", true);
+        return store(new DeviceCredential(
+                required(created, "device_id"), required(created, "device_secret"), sealing ? key : null, registration.sealsItsOwnMessage()));
     }
 
     /** Replaces the device's secret (the old one stops working at once) and its sealing key, and stores them. */
     public DeviceCredential rotate() throws SecurePushException {
         DeviceCredential current = credential();
+        if (current.isSubscriptionKey()) {
+            // The subscription's key belongs to the push address, not to the credential: it stays.
+            JSONObject created = call("v1/devices/current/rotate", "POST", null, current.bearer());
+            return store(new DeviceCredential(required(created, "device_id"), required(created, "device_secret"), current.sealingKey(), true));
+        }
         SealingKey key = current.sealingKey() == null ? null : SealingKey.generate();
         JSONObject body = key == null ? null : object("sealing_key", sealingKeyJSON(key));
         JSONObject created = call("v1/devices/current/rotate", "POST", body, current.bearer());
