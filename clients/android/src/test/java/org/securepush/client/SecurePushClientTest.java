@@ -56,6 +56,25 @@ class SecurePushClientTest {
     }
 
     @Test
+    void aSealedPushToAnFcmDeviceThroughTheRealFcmProviderOpensOnTheDevice() throws Exception {
+        Device device = new Device();
+        String fcmToken = "android-fcm:" + UUID.randomUUID();
+        device.client.register(DeviceRegistration.fcm(fcmToken), TestServer.userToken(device.user));
+        String id = TestServer.enqueue(device.user, "{\"title\":\"Transfer\",\"body\":\"500.00 to Ann\"}", "{\"title\":\"Transfer\",\"body\":\"500.00 to Ann\"}", null);
+        JSONObject request = TestServer.fcmRequest(id, fcmToken);
+        assertEquals("/v1/projects/android-test/messages:send", request.getString("path"));
+        assertEquals("Bearer stand-in-token", request.getString("authorization"), "the provider exchanged its service-account JWT for a token");
+        assertEquals("null", request.getString("traceparent"), "no trace header travels to Google");
+        assertFalse(request.getString("body").contains("Ann"), "nothing in the clear");
+        PushMessage message = PushMessage.fromFcmData(TestServer.fcmData(request));
+        assertEquals(PushMessage.Kind.SEALED, message.kind());
+        SealedPreview preview = device.client.openSealed(message);
+        assertEquals("Transfer", preview.title());
+        assertEquals("500.00 to Ann", preview.body());
+        assertEquals(FetchResult.Status.FOUND, device.client.fetch(id).status());
+    }
+
+    @Test
     void anotherKeyOrAnAlteredRecordDoesNotOpen() throws Exception {
         Device device = new Device().register();
         String id = TestServer.enqueue(device.user, "{\"title\":\"x\"}", "{\"title\":\"secret\"}", null);

@@ -30,6 +30,7 @@ final class TestServer {
     static final String PSQL = setting("SECUREPUSH_TEST_PSQL");
     static final Path OUTBOX = Paths.get(setting("SECUREPUSH_TEST_OUTBOX"));
     static final String JWT_SECRET = setting("SECUREPUSH_TEST_JWT_SECRET");
+    static final Path FCM_RECORD = Paths.get(setting("SECUREPUSH_TEST_FCM_RECORD"));
 
     private TestServer() {}
 
@@ -93,6 +94,28 @@ final class TestServer {
             Thread.sleep(50);
         }
         fail("no push of " + id + " to " + token + " was recorded in 30 s");
+        return null;
+    }
+
+    /**
+     * The FCM HTTP v1 request the real FCM provider sent the local stand-in for notification {@code id} to
+     * {@code token} (waits up to 30 s): {@code path}, {@code authorization}, {@code traceparent} and {@code body}.
+     */
+    static JSONObject fcmRequest(String id, String token) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(FCM_RECORD)) {
+                for (String line : Files.readAllLines(FCM_RECORD, StandardCharsets.UTF_8)) {
+                    if (line.isEmpty()) continue;
+                    JSONObject request = new JSONObject(line);
+                    JSONObject message = new JSONObject(request.getString("body")).getJSONObject("message");
+                    JSONObject data = message.optJSONObject("data");
+                    if (token.equals(message.optString("token")) && data != null && id.equals(data.optString("secureId"))) return request;
+                }
+            }
+            Thread.sleep(50);
+        }
+        fail("the FCM stand-in received no message of " + id + " to " + token + " in 30 s");
         return null;
     }
 

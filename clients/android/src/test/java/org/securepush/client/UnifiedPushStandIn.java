@@ -3,10 +3,8 @@ package org.securepush.client;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import java.io.ByteArrayOutputStream;
-import java.io.FileInputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.security.KeyStore;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -14,7 +12,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -39,15 +36,8 @@ final class UnifiedPushStandIn implements AutoCloseable {
     private final ExecutorService executor = Executors.newFixedThreadPool(2);
     private final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
 
-    UnifiedPushStandIn(String keystore, char[] password) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = new FileInputStream(keystore)) {
-            store.load(in, password);
-        }
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(store, password);
-        SSLContext tls = SSLContext.getInstance("TLS");
-        tls.init(keys.getKeyManagers(), null, null);
+    UnifiedPushStandIn(String keystore) throws Exception {
+        SSLContext tls = TestTls.context(keystore);
         server = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         server.createContext("/up/", exchange -> {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class UnifiedPushTest {
     @Test
     void theDistributorGetsAnEncryptedIdOnlyMessageThatTheAppOpens() throws Exception {
-        try (UnifiedPushStandIn distributor = new UnifiedPushStandIn(System.getenv("SECUREPUSH_TEST_TLS_KEYSTORE"), "securepush".toCharArray())) {
+        try (UnifiedPushStandIn distributor = new UnifiedPushStandIn(System.getenv("SECUREPUSH_TEST_TLS_KEYSTORE"))) {
             String user = TestServer.newUser();
             MemoryCredentialStore store = new MemoryCredentialStore();
             SecurePushClient client = new SecurePushClient(TestServer.URL, store);
