@@ -14,6 +14,7 @@ import javax.crypto.SecretKey;
 import javax.crypto.spec.GCMParameterSpec;
 import org.securepush.client.CredentialStore;
 import org.securepush.client.DeviceCredential;
+import org.securepush.client.SealingKeyStore;
 
 /**
  * The device credential (and its sealing key) encrypted with AES-GCM under a key that never leaves the Android
@@ -24,9 +25,12 @@ public final class KeystoreCredentialStore implements CredentialStore {
     private static final String ALIAS = "securepush.credential";
     private static final String PREFERENCE = "credential";
     private final SharedPreferences preferences;
+    private final SealingKeyStore sealingKeys;
 
-    public KeystoreCredentialStore(Context context) {
+    /** A store whose credentials' sealing keys come from {@code sealingKeys} (the client's, e.g. {@code KeystoreSealingKeys.forThisDevice()}). */
+    public KeystoreCredentialStore(Context context, SealingKeyStore sealingKeys) {
         this.preferences = context.getApplicationContext().getSharedPreferences("securepush", Context.MODE_PRIVATE);
+        this.sealingKeys = sealingKeys;
     }
 
     @Override
@@ -37,7 +41,7 @@ public final class KeystoreCredentialStore implements CredentialStore {
         Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
         cipher.init(Cipher.DECRYPT_MODE, key(), new GCMParameterSpec(128, Arrays.copyOfRange(sealed, 0, 12)));
         byte[] plain = cipher.doFinal(sealed, 12, sealed.length - 12);
-        return DeviceCredential.fromStorageJSON(new String(plain, StandardCharsets.UTF_8));
+        return DeviceCredential.fromStorageJSON(new String(plain, StandardCharsets.UTF_8), sealingKeys);
     }
 
     @Override

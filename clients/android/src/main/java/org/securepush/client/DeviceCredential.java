@@ -59,9 +59,12 @@ public final class DeviceCredential {
         try {
             JSONObject json = new JSONObject().put("device_id", deviceId).put("secret", secret);
             if (sealingKey != null) {
-                json.put("sealing_key", new JSONObject().put("private", Base64Url.encode(sealingKey.privateScalar()))
-                        .put("public", Base64Url.encode(sealingKey.publicKey())).put("auth", Base64Url.encode(sealingKey.auth()))
-                        .put("subscription", subscriptionKey));
+                JSONObject key = new JSONObject().put("public", Base64Url.encode(sealingKey.publicKey()))
+                        .put("auth", Base64Url.encode(sealingKey.auth())).put("subscription", subscriptionKey);
+                // A held key is stored by its alias: its private half never leaves its key store.
+                if (sealingKey.alias() != null) key.put("alias", sealingKey.alias());
+                else key.put("private", Base64Url.encode(sealingKey.privateScalar()));
+                json.put("sealing_key", key);
             }
             return json.toString();
         } catch (JSONException e) {
@@ -69,19 +72,34 @@ public final class DeviceCredential {
         }
     }
 
-    /** A credential from {@link #toStorageJSON()}; {@code null} when the text is not one. */
+    /** A credential from {@link #toStorageJSON()} with software keys; {@code null} when the text is not one. */
     public static DeviceCredential fromStorageJSON(String text) {
+        return fromStorageJSON(text, SealingKeyStore.SOFTWARE);
+    }
+
+    /** A credential from {@link #toStorageJSON()}, its held key restored from {@code keys}; {@code null} when not one. */
+    public static DeviceCredential fromStorageJSON(String text, SealingKeyStore keys) {
         try {
             JSONObject json = new JSONObject(text);
             JSONObject key = json.optJSONObject("sealing_key");
             SealingKey sealingKey = null;
             boolean subscription = key != null && key.optBoolean("subscription", false);
             if (key != null) {
-                byte[] scalar = Base64Url.decode(key.optString("private"));
                 byte[] point = Base64Url.decode(key.optString("public"));
                 byte[] auth = Base64Url.decode(key.optString("auth"));
-                if (scalar == null || point == null || auth == null) return null;
-                sealingKey = SealingKey.fromParts(scalar, point, auth);
+                if (point == null || auth == null) return null;
+                String alias = key.optString("alias", "");
+                if (!alias.isEmpty()) {
+                    try {
+                        sealingKey = keys.restore(alias, point, auth);
+                    } catch (java.security.GeneralSecurityException e) {
+                        sealingKey = null;  // the held key is gone (the app's data was restored elsewhere): fetch by id
+                    }
+                } else {
+                    byte[] scalar = Base64Url.decode(key.optString("private"));
+                    if (scalar == null) return null;
+                    sealingKey = SealingKey.fromParts(scalar, point, auth);
+                }
             }
             String id = json.optString("device_id", "");
             String secret = json.optString("secret", "");

@@ -25,14 +25,40 @@ import javax.crypto.KeyAgreement;
  * {@code KeystoreSealingKeys} adapter keeps the private key in the Android Keystore and agrees there.
  */
 public final class SealingKey {
+    /** An ECDH agreement done where the private key lives (the Android Keystore), never exporting it. */
+    public interface Agreement {
+        /** The shared secret with {@code senderPublicKey} (a 65-byte uncompressed P-256 point). */
+        byte[] agree(byte[] senderPublicKey) throws GeneralSecurityException;
+    }
+
     private final byte[] privateScalar;
     private final byte[] publicKey;
     private final byte[] auth;
+    private final String alias;
+    private final Agreement agreement;
 
-    private SealingKey(byte[] privateScalar, byte[] publicKey, byte[] auth) {
+    private SealingKey(byte[] privateScalar, byte[] publicKey, byte[] auth, String alias, Agreement agreement) {
         this.privateScalar = privateScalar;
         this.publicKey = publicKey;
         this.auth = auth;
+        this.alias = alias;
+        this.agreement = agreement;
+    }
+
+    /**
+     * A key whose private half stays in a key store under {@code alias} ({@link SealingKeyStore}); {@code agreement}
+     * does the ECDH there.
+     */
+    public static SealingKey held(String alias, byte[] publicKey, byte[] auth, Agreement agreement) {
+        if (publicKey.length != 65 || publicKey[0] != 4 || auth.length != 16 || alias == null || agreement == null) {
+            throw new IllegalArgumentException("a held sealing key has an alias, a 65-byte point, a 16-byte auth secret and an agreement");
+        }
+        return new SealingKey(null, publicKey.clone(), auth.clone(), alias, agreement);
+    }
+
+    /** The key store alias of a held key, or {@code null} for a software key. */
+    public String alias() {
+        return alias;
     }
 
     /** A new random key and auth secret. */
@@ -44,7 +70,7 @@ public final class SealingKey {
             byte[] scalar = fixed(((java.security.interfaces.ECPrivateKey) pair.getPrivate()).getS().toByteArray(), 32);
             byte[] auth = new byte[16];
             new SecureRandom().nextBytes(auth);
-            return new SealingKey(scalar, uncompressed(((ECPublicKey) pair.getPublic()).getW()), auth);
+            return new SealingKey(scalar, uncompressed(((ECPublicKey) pair.getPublic()).getW()), auth, null, null);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("P-256 is not available", e);
         }
@@ -55,7 +81,7 @@ public final class SealingKey {
         if (privateScalar.length != 32 || publicKey.length != 65 || publicKey[0] != 4 || auth.length != 16) {
             throw new IllegalArgumentException("a sealing key is a 32-byte scalar, a 65-byte point and a 16-byte auth secret");
         }
-        return new SealingKey(privateScalar.clone(), publicKey.clone(), auth.clone());
+        return new SealingKey(privateScalar.clone(), publicKey.clone(), auth.clone(), null, null);
     }
 
     /** The public key in unpadded base64url: the {@code p256dh} the server seals to. */
@@ -68,8 +94,9 @@ public final class SealingKey {
         return Base64Url.encode(auth);
     }
 
+    /** The private scalar of a software key; {@code null} for a held key (it never leaves its store). */
     public byte[] privateScalar() {
-        return privateScalar.clone();
+        return privateScalar == null ? null : privateScalar.clone();
     }
 
     public byte[] publicKey() {
@@ -82,6 +109,7 @@ public final class SealingKey {
 
     /** The ECDH shared secret with {@code senderPublicKey} (a 65-byte uncompressed point). */
     byte[] agree(byte[] senderPublicKey) throws GeneralSecurityException {
+        if (agreement != null) return agreement.agree(senderPublicKey);
         ECParameterSpec p256 = p256();
         KeyFactory factory = KeyFactory.getInstance("EC");
         PrivateKey mine = factory.generatePrivate(new ECPrivateKeySpec(new BigInteger(1, privateScalar), p256));
@@ -90,6 +118,11 @@ public final class SealingKey {
         agreement.init(mine);
         agreement.doPhase(theirs, true);
         return agreement.generateSecret();
+    }
+
+    /** {@code uncompressed} (a 65-byte P-256 point) as a {@code java.security} public key, for an {@link Agreement}. */
+    public static PublicKey publicKey(byte[] uncompressed) throws GeneralSecurityException {
+        return KeyFactory.getInstance("EC").generatePublic(new ECPublicKeySpec(point(uncompressed), p256()));
     }
 
     static ECParameterSpec p256() throws GeneralSecurityException {
@@ -104,6 +137,11 @@ public final class SealingKey {
         }
         return new ECPoint(
                 new BigInteger(1, Arrays.copyOfRange(uncompressed, 1, 33)), new BigInteger(1, Arrays.copyOfRange(uncompressed, 33, 65)));
+    }
+
+    /** A P-256 public key as the 65-byte uncompressed point the API takes ({@code p256dh}). */
+    public static byte[] uncompressed(ECPublicKey key) {
+        return uncompressed(key.getW());
     }
 
     static byte[] uncompressed(ECPoint point) {

@@ -60,6 +60,7 @@ public final class SecurePushClient {
     private final String baseURL;
     private final CredentialStore credentials;
     private final HttpRequester requester;
+    private final SealingKeyStore sealingKeys;
 
     /** A client of the API at {@code baseURL} ({@code https://push.example.com/}). */
     public SecurePushClient(String baseURL, CredentialStore credentials) {
@@ -67,9 +68,15 @@ public final class SecurePushClient {
     }
 
     public SecurePushClient(String baseURL, CredentialStore credentials, Configuration configuration) {
+        this(baseURL, credentials, configuration, SealingKeyStore.SOFTWARE);
+    }
+
+    /** A client whose sealing keys come from {@code sealingKeys} (on Android 12+, {@code KeystoreSealingKeys}). */
+    public SecurePushClient(String baseURL, CredentialStore credentials, Configuration configuration, SealingKeyStore sealingKeys) {
         this.baseURL = baseURL.endsWith("/") ? baseURL : baseURL + "/";
         this.credentials = credentials;
         this.requester = new HttpRequester(configuration);
+        this.sealingKeys = sealingKeys;
     }
 
     // Reading
@@ -165,7 +172,7 @@ public final class SecurePushClient {
             if (registration.sealsItsOwnMessage()) {
                 key = subscriptionKey;
             } else {
-                key = SealingKey.generate();
+                key = newSealingKey();
                 body.put("sealing_key", sealingKeyJSON(key));
             }
         } catch (JSONException e) {
@@ -185,7 +192,7 @@ public final class SecurePushClient {
             JSONObject created = call("v1/devices/current/rotate", "POST", null, current.bearer());
             return store(new DeviceCredential(required(created, "device_id"), required(created, "device_secret"), current.sealingKey(), true));
         }
-        SealingKey key = current.sealingKey() == null ? null : SealingKey.generate();
+        SealingKey key = current.sealingKey() == null ? null : newSealingKey();
         JSONObject body = key == null ? null : object("sealing_key", sealingKeyJSON(key));
         JSONObject created = call("v1/devices/current/rotate", "POST", body, current.bearer());
         SealingKey kept = created.has("sealing") && !created.optBoolean("sealing") ? null : key;
@@ -195,7 +202,7 @@ public final class SecurePushClient {
     /** Gives the device a new sealing key ({@code PUT /v1/devices/current/sealing-key}) and stores it. */
     public SealingKey setSealingKey() throws SecurePushException {
         DeviceCredential current = credential();
-        SealingKey key = SealingKey.generate();
+        SealingKey key = newSealingKey();
         call("v1/devices/current/sealing-key", "PUT", sealingKeyJSON(key), current.bearer());
         store(current.withSealingKey(key));
         return key;
@@ -291,6 +298,14 @@ public final class SecurePushClient {
     }
 
     // Plumbing
+
+    private SealingKey newSealingKey() throws SecurePushException {
+        try {
+            return sealingKeys.generate();
+        } catch (java.security.GeneralSecurityException e) {
+            throw new SecurePushException(0, "sealing_key", "no sealing key could be made: " + e.getClass().getSimpleName());
+        }
+    }
 
     private DeviceCredential credential() throws SecurePushException {
         DeviceCredential credential;
