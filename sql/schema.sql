@@ -2015,6 +2015,7 @@ CREATE TABLE securepush.dispatchers (
     listener_connected boolean,
     listener_heard_at timestamp with time zone,
     awaiting_wakeup boolean DEFAULT true NOT NULL,
+    platforms text[],
     CONSTRAINT dispatchers_circuits_is_array CHECK ((jsonb_typeof(circuits) = 'array'::text))
 );
 

@@ -28,6 +28,8 @@ public struct APIContext: Sendable {
     public var corsOrigins: Set<String> = []
     /// Whether `/demo/` serves the Web kit's demo page (`SECUREPUSH_DEMO=on`).
     public var demo = false
+    /// The operations token the support lookup requires (`SECUREPUSH_OPS_TOKEN`); `nil`: no lookup routes.
+    public var opsToken: String?
     /// Push tokens moved from one user to another by a registration (`securepush_device_rebinds_total`).
     let rebinds = Counter(label: "securepush_device_rebinds_total")
 
@@ -37,6 +39,9 @@ public struct APIContext: Sendable {
         self.userTokens = userTokens
         self.metricsText = metricsText
     }
+
+    /// Whether the support lookup's store is wired.
+    var hasSupport: Bool { stores.support != nil }
 
     /// Runs a database call under `databaseTimeout`: a query on a connection that died mid-flight, a lock
     /// held elsewhere or an exhausted pool must fail the request (503), not hang it.
@@ -58,6 +63,8 @@ public struct APIStores: Sendable {
     public var status: StatusStore
     /// Failed-authentication throttling and the audit log.
     public var security: SecurityStore
+    /// The support lookup's reads (`nil`: none).
+    public var support: SupportStore?
     /// Names of migrations not yet applied (for `/readyz` and `/status`).
     public var pendingMigrations: @Sendable () async throws -> [String]
     /// What `/readyz` checks, on one connection: the migrations not yet applied and the server's role.

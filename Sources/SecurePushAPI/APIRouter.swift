@@ -61,6 +61,12 @@ public enum APIRouter {
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MethodNotAllowedMiddleware())
         mountOperations(router, OperationsRoutes(api: api))
+        // The support lookup: on the operations listener only, and only with an operations token.
+        if api.opsToken != nil, api.hasSupport {
+            let support = SupportRoutes(api: api)
+            router.get("/support/notifications/:id", use: support.notification)
+            router.get("/support/devices/:id", use: support.device)
+        }
         return router
     }
 

@@ -12,14 +12,18 @@ public struct DispatcherIdentity: Sendable, Hashable {
     public var role: String
     /// Software version.
     public var version: String
+    /// The platforms this process pushes (`SECUREPUSH_PROVIDERS`): the support lookup names a platform no live
+    /// dispatcher pushes.
+    public var platforms: [Platform]
 
     /// Creates an identity.
-    public init(id: UUID, host: String, pid: Int32, role: String, version: String) {
+    public init(id: UUID, host: String, pid: Int32, role: String, version: String, platforms: [Platform] = []) {
         self.id = id
         self.host = host
         self.pid = pid
         self.role = role
         self.version = version
+        self.platforms = platforms
     }
 }
 

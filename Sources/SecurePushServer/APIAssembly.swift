@@ -34,8 +34,10 @@ public struct APIAssembly: Sendable {
                 }
             }
         )
+        var withSupport = stores
+        withSupport.support = SupportStore(client: client, logger: logger)
         self.context = APIContext(
-            stores: stores,
+            stores: withSupport,
             userTokens: operationsOnly ? .acceptingNone() : try await configuration.http.makeUserTokenVerifier(),
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )
@@ -45,6 +47,7 @@ public struct APIAssembly: Sendable {
         self.context.demo = configuration.http.demo
         self.context.corsOrigins = configuration.http.corsOrigins
         self.context.databaseTimeout = configuration.http.databaseTimeout
+        self.context.opsToken = configuration.http.opsToken
         self.operationsOnly = operationsOnly
     }
 

@@ -45,7 +45,8 @@ public struct DispatcherAssembly: Sendable {
             host: ProcessInfo.processInfo.hostName,
             pid: ProcessInfo.processInfo.processIdentifier,
             role: role,
-            version: SecurePushVersion.current
+            version: SecurePushVersion.current,
+            platforms: providers.map(\.platform)
         )
         var logger = logger
         logger[metadataKey: "dispatcher.id"] = "\(identity.id)"

@@ -12,6 +12,9 @@ public struct HTTPConfiguration: Sendable {
     /// (`SECUREPUSH_OPS_PORT`): when set, `/healthz`, `/readyz`, `/status`, `/status.html` and `/metrics` are
     /// served there alone, and the API port answers 404 for them. Unset: the API port serves them.
     public var operations: (host: String, port: Int)?
+    /// The operations token (`SECUREPUSH_OPS_TOKEN`): with it, the operations listener serves the support lookup
+    /// (`/support/notifications/{id}`, `/support/devices/{id}`) to requests that carry it; without it, no lookup.
+    public var opsToken: String?
     /// How user JWTs are verified (`SECUREPUSH_USER_JWT_SECRET` or `SECUREPUSH_USER_JWT_PUBLIC_KEY`).
     public var userTokenKey: UserTokenVerifier.Key?
     /// Required `iss` (`SECUREPUSH_USER_JWT_ISSUER`).
@@ -52,6 +55,16 @@ public struct HTTPConfiguration: Sendable {
             self.operations = (values.string("SECUREPUSH_OPS_HOST") ?? "127.0.0.1", opsPort)
         } else if values.string("SECUREPUSH_OPS_HOST") != nil {
             throw ConfigurationError("SECUREPUSH_OPS_HOST is set without SECUREPUSH_OPS_PORT; set both to serve the operations routes apart")
+        }
+        if let token = values.string("SECUREPUSH_OPS_TOKEN") {
+            guard operations != nil else {
+                throw ConfigurationError(
+                    "SECUREPUSH_OPS_TOKEN is set without SECUREPUSH_OPS_PORT: the support lookup is served on the operations listener only")
+            }
+            guard token.utf8.count >= 24, token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw ConfigurationError("SECUREPUSH_OPS_TOKEN must be at least 24 printable characters (openssl rand -hex 32)")
+            }
+            self.opsToken = token
         }
         let secret = values.string("SECUREPUSH_USER_JWT_SECRET")
         let publicKey = values.string("SECUREPUSH_USER_JWT_PUBLIC_KEY")

@@ -18,12 +18,13 @@ public struct PostgresDispatcherRegistry: DispatcherRegistry {
         let circuitsJSON = String(decoding: try CircuitSnapshot.encoder.encode(circuits), as: UTF8.self)
         try await database.query(
             """
-            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed, circuits, listener_connected, listener_heard_at)
+            INSERT INTO securepush.dispatchers (id, host, pid, role, version, sent, failed, circuits, listener_connected, listener_heard_at,
+                                                platforms)
             VALUES (\(identity.id), \(identity.host), \(identity.pid), \(identity.role), \(identity.version), \(sent), \(failed),
-                    \(circuitsJSON)::jsonb, \(listener?.connected), \(listener?.lastHeard))
+                    \(circuitsJSON)::jsonb, \(listener?.connected), \(listener?.lastHeard), \(identity.platforms.map(\.rawValue))::text[])
             ON CONFLICT (id) DO UPDATE
             SET last_seen_at = now(), sent = EXCLUDED.sent, failed = EXCLUDED.failed, circuits = EXCLUDED.circuits, stopped_at = NULL,
-                listener_connected = EXCLUDED.listener_connected, listener_heard_at = EXCLUDED.listener_heard_at
+                listener_connected = EXCLUDED.listener_connected, listener_heard_at = EXCLUDED.listener_heard_at, platforms = EXCLUDED.platforms
             """
         )
     }

@@ -5,6 +5,8 @@ struct SecurePushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "securepush",
         abstract: "Secure push notifications: payloads stay in PostgreSQL, pushes carry only ids.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, StatusCommand.self, ProbeCommand.self, DevTokenCommand.self, RelayCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, StatusCommand.self, TraceCommand.self, ProbeCommand.self, DevTokenCommand.self, RelayCommand.self,
+        ]
     )
 }

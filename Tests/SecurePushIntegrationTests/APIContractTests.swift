@@ -17,9 +17,15 @@ struct APIContractTests {
         try await TestDatabase.with { db in
             var environment = ["DATABASE_URL": db.url.urlString]
             environment["SECUREPUSH_USER_JWT_SECRET"] = APIHarness.jwtSecret
+            // With an operations listener and its token, that listener adds the support lookup.
+            environment["SECUREPUSH_OPS_PORT"] = "9090"
+            environment["SECUREPUSH_OPS_TOKEN"] = "contract-token-0123456789abcdef"
             let assembly = try await APIAssembly(
                 client: db.client, configuration: try SecurePushConfiguration(environment: environment), logger: db.logger)
-            let routes = Set(APIRouter.build(assembly.context).routes.map { "\($0.method.rawValue) \($0.path)" })
+            let routes = Set(
+                (APIRouter.build(assembly.context).routes + APIRouter.buildOperations(assembly.context).routes).map {
+                    "\($0.method.rawValue) \($0.path)"
+                })
             let documented = Set(OpenAPIDocument.operations.flatMap { path, methods in methods.map { "\($0) \(path)" } })
             #expect(
                 routes == documented, "only in the router: \(routes.subtracting(documented)); only in the document: \(documented.subtracting(routes))"

@@ -1,0 +1,52 @@
+import Crypto
+import Foundation
+import Hummingbird
+import SecurePushCore
+import SecurePushStore
+
+/// The support lookup on the operations listener (`SECUREPUSH_OPS_TOKEN`): `GET /support/notifications/{id}` and
+/// `GET /support/devices/{id}`, each a timeline with its explanation (docs/operations.md). A request without the
+/// operations token is a 401; an unknown id is a 200 whose explanation says so (the operator asked by id, so the
+/// answer may name the user). Never a payload, preview, token or secret.
+struct SupportRoutes: Sendable {
+    let api: APIContext
+
+    func notification(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try authorize(request)
+        let id = try Self.id(context, what: "notification")
+        let timeline = try await api.database { try await Self.store($0).notification(id) }
+        return try JSONResponse.make(timeline)
+    }
+
+    func device(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try authorize(request)
+        let id = try Self.id(context, what: "device")
+        let timeline = try await api.database { try await Self.store($0).device(id) }
+        return try JSONResponse.make(timeline)
+    }
+
+    /// Refuses a request without `Authorization: Bearer <operations token>` (compared in constant time).
+    func authorize(_ request: Request) throws {
+        guard let expected = api.opsToken, let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw APIError.unauthorized("The support lookup needs the operations token: Authorization: Bearer <SECUREPUSH_OPS_TOKEN>.")
+        }
+        let given = SHA256.hash(data: Data(header.dropFirst("Bearer ".count).utf8))
+        let wanted = SHA256.hash(data: Data(expected.utf8))
+        // Digests of equal length, compared without an early exit.
+        guard zip(given, wanted).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw APIError.unauthorized("The operations token is not valid.")
+        }
+    }
+
+    static func store(_ stores: APIStores) throws -> SupportStore {
+        guard let support = stores.support else { throw APIError(.notFound, code: .notFound, message: "The support lookup is not served here.") }
+        return support
+    }
+
+    static func id(_ context: APIRequestContext, what: String) throws -> UUID {
+        guard let id = NotificationID(context.parameters.get("id") ?? "") else {
+            throw APIError(.badRequest, code: .invalidID, message: "A \(what) id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
+        }
+        return id.uuid
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import SecurePushStore
+import Testing
+
+@Suite("Timeline explanations")
+struct TimelineExplanationTests {
+    static func timeline(_ device: NotificationTimeline.Device, dispatchers: [String]? = ["apns"]) -> NotificationTimeline {
+        var timeline = NotificationTimeline(notificationID: UUID())
+        timeline.found = true
+        timeline.userID = "ann"
+        timeline.createdAt = Date(timeIntervalSince1970: 1_000)
+        timeline.expiresAt = Date(timeIntervalSince1970: 90_000)
+        timeline.devices = [device]
+        timeline.dispatcherPlatforms = dispatchers
+        return timeline
+    }
+
+    static func device(waiting: [NotificationTimeline.Waiting] = [], finished: [NotificationTimeline.Finished] = []) -> NotificationTimeline.Device {
+        NotificationTimeline.Device(
+            deviceID: UUID(), platform: "apns", active: true, registeredAt: Date(timeIntervalSince1970: 10), waiting: waiting, finished: finished,
+            fetchedAt: nil)
+    }
+
+    @Test("a dead token, a retry, a schedule, an expiry and a dispatcher too old to say are each named")
+    func sentences() {
+        let dead = TimelineExplanation.explain(
+            Self.timeline(
+                Self.device(finished: [
+                    .init(
+                        kind: "notify", outcome: "token_invalid", attempts: 1, acceptedAt: nil, finishedAt: Date(), providerMessageID: nil,
+                        lastError: "BadDeviceToken")
+                ])), now: Date())
+        #expect(dead.contains { $0.contains("refused the device's token") && $0.contains("BadDeviceToken") }, "\(dead)")
+        let retrying = TimelineExplanation.explain(
+            Self.timeline(Self.device(waiting: [.init(kind: "notify", state: "pending", attempts: 3, nextAttemptAt: Date(), lastError: "HTTP 503")])),
+            now: Date())
+        #expect(retrying.contains { $0.contains("retrying after 3 attempts") && $0.contains("HTTP 503") }, "\(retrying)")
+        let scheduled = TimelineExplanation.explain(
+            Self.timeline(Self.device(waiting: [.init(kind: "notify", state: "scheduled", attempts: 0, nextAttemptAt: Date(), lastError: nil)])),
+            now: Date())
+        #expect(scheduled.contains { $0.contains("scheduled for") && $0.contains("quiet hours") }, "\(scheduled)")
+        let expired = TimelineExplanation.explain(
+            Self.timeline(
+                Self.device(finished: [
+                    .init(
+                        kind: "notify", outcome: "expired", attempts: 2, acceptedAt: nil, finishedAt: Date(), providerMessageID: nil, lastError: nil)
+                ])), now: Date())
+        #expect(expired.contains { $0.contains("expired at") }, "\(expired)")
+        // A dispatcher of an older build does not say what it pushes: no claim that nobody pushes the platform.
+        let unknown = TimelineExplanation.explain(
+            Self.timeline(
+                Self.device(waiting: [
+                    .init(kind: "notify", state: "pending", attempts: 0, nextAttemptAt: Date(timeIntervalSince1970: 0), lastError: nil)
+                ]), dispatchers: nil),
+            now: Date())
+        #expect(!unknown.contains { $0.contains("no live dispatcher") } && unknown.contains { $0.contains("first attempt since") }, "\(unknown)")
+    }
+}
