@@ -20,6 +20,8 @@ public struct RelayAPI: Sendable {
     let tokenKey: SymmetricKey
     /// The installations' keys (checked against the database with every request).
     let keys = RelayKeyCache()
+    /// Pushes of installations without quotas, counted here and written every second.
+    let usage: RelayUsage
     let readiness: @Sendable () async throws -> [String]
     let metricsText: @Sendable () -> String
     let logger: Logger
@@ -29,10 +31,11 @@ public struct RelayAPI: Sendable {
 
     /// Wires the routes.
     public init(
-        store: RelayStore, forwarder: RelayForwarder, tokenKey: SymmetricKey, readiness: @escaping @Sendable () async throws -> [String],
-        metricsText: @escaping @Sendable () -> String, logger: Logger
+        store: RelayStore, forwarder: RelayForwarder, tokenKey: SymmetricKey, usage: RelayUsage,
+        readiness: @escaping @Sendable () async throws -> [String], metricsText: @escaping @Sendable () -> String, logger: Logger
     ) {
         self.store = store
+        self.usage = usage
         self.forwarder = forwarder
         self.tokenKey = tokenKey
         self.readiness = readiness
@@ -146,7 +149,9 @@ public struct RelayAPI: Sendable {
                 signed.installation, keyVersion: signed.key.keyVersion, jti: signed.claims.jti.value, expires: signed.claims.exp.value,
                 digests: digests)
             switch admission {
-            case .admitted(let bound, let wait): return (bound, wait)
+            case .admitted(let bound, let wait, let counted):
+                if !counted, wait <= 0 { usage.add(signed.installation, bound.count) }
+                return (bound, wait)
             case .disabled: throw RelayError.disabled
             case .replay: throw RelayError.unauthorized
             case .stale:

@@ -161,8 +161,9 @@ public struct RelayStore: Sendable {
 
     /// What `admit` found.
     public enum Admission: Sendable, Equatable {
-        /// Admitted: which digests are bound to the installation, and the quota's wait (0: taken).
-        case admitted(bound: Set<Data>, wait: Double)
+        /// Admitted: which digests are bound to the installation, the quota's wait (0: taken), and whether the
+        /// database counted them (else the relay does, `RelayUsage`).
+        case admitted(bound: Set<Data>, wait: Double, counted: Bool)
         /// No such installation, or its key is no longer version `keyVersion`; nothing was written.
         case stale
         case disabled
@@ -183,7 +184,7 @@ public struct RelayStore: Sendable {
         guard let row = rows.first else { return .stale }
         let admitted = try AdmitRow(row: row)
         switch admitted.verdict {
-        case "ok": return .admitted(bound: Set(admitted.bound.map { Data(buffer: $0) }), wait: admitted.wait)
+        case "ok": return .admitted(bound: Set(admitted.bound.map { Data(buffer: $0) }), wait: admitted.wait, counted: admitted.counted)
         case "disabled": return .disabled
         case "replay": return .replay
         default: return .stale
@@ -227,6 +228,14 @@ public struct RelayStore: Sendable {
             SELECT count(*)::bigint FROM gone
             """)
         return Int(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    /// Adds pushes counted in memory to this minute's usage (`securepush_relay.add_usage`).
+    public func addUsage(_ counts: [UUID: Int]) async throws {
+        guard !counts.isEmpty else { return }
+        let installations = Array(counts.keys)
+        _ = try await rows(
+            "SELECT securepush_relay.add_usage(\(installations)::uuid[], \(installations.map { Int64(counts[$0]!) })::bigint[])")
     }
 
     /// Deletes expired request ids and old usage.

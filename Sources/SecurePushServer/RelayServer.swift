@@ -56,8 +56,9 @@ struct RelayServer {
             : Dictionary(made.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         let forwarder = RelayForwarder(providers: providers, perInstallation: configuration.relay.perInstallation, logger: logger)
         let logger = self.logger
+        let usage = RelayUsage(store: store, logger: logger)
         let api = RelayAPI(
-            store: store, forwarder: forwarder, tokenKey: tokenKey,
+            store: store, forwarder: forwarder, tokenKey: tokenKey, usage: usage,
             readiness: { try await migrator.pending(client: client, logger: logger) },
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }, logger: logger)
         // With SECUREPUSH_OPS_PORT, the operations routes have a listener of their own, as every other role's.
@@ -80,7 +81,7 @@ struct RelayServer {
             ])
         let services: [any Service] =
             [
-                client, RelayPruneService(store: store, logger: logger),
+                client, usage, RelayPruneService(store: store, logger: logger),
                 RelayStatsService(store: store, interval: configuration.http.fetchStatsInterval, logger: logger),
             ] + applications
         try await ServiceGroup.runNamed(services, logger: logger)

@@ -8,8 +8,10 @@
 --
 -- Verdicts: 'ok'; 'stale' (no such installation, or its key changed since the relay cached it: nothing was
 -- written, the relay reloads the key and checks the signature again); 'disabled'; 'replay' (the request id
--- was seen). `wait` is take_quota's answer (0: counted) for 'ok' with bound digests, else 0.
-CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision)
+-- was seen). `wait` is take_quota's answer (0: counted) for 'ok' with bound digests, else 0. An installation
+-- without quotas writes no usage row per request: `counted` is false and the relay counts its pushes in memory,
+-- adding them every second (`add_usage`); with a quota, `take_quota` counts them here (`counted`).
+CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean)
  RETURNS record
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'securepush_relay'
@@ -18,10 +20,13 @@ AS $function$
 DECLARE
     version integer;
     disabled boolean;
+    limited boolean;
 BEGIN
     bound := '{}';
     wait := 0;
-    SELECT i.key_version, i.disabled_at IS NOT NULL INTO version, disabled
+    counted := false;
+    SELECT i.key_version, i.disabled_at IS NOT NULL, i.pushes_per_minute IS NOT NULL OR i.pushes_per_day IS NOT NULL
+    INTO version, disabled, limited
     FROM securepush_relay.installations i WHERE i.id = p_installation;
     IF NOT FOUND OR version <> p_key_version THEN
         verdict := 'stale';
@@ -40,10 +45,11 @@ BEGIN
     IF cardinality(p_digests) > 0 THEN
         SELECT coalesce(array_agg(b.digest), '{}') INTO bound FROM securepush_relay.bindings b
         WHERE b.installation_id = p_installation AND b.digest = ANY (p_digests);
-        IF cardinality(bound) > 0 THEN
+        IF cardinality(bound) > 0 AND limited THEN
             wait := securepush_relay.take_quota(p_installation, cardinality(bound));
+            counted := true;
         END IF;
     END IF;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean) FROM PUBLIC;
