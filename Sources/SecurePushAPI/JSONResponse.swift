@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import SecurePushCore
 
 /// JSON responses with the API's conventions (snake_case keys, dates as `APITimestamp` writes them).
 enum JSONResponse {

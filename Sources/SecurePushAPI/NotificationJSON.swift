@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// Response bodies that carry payloads. A payload is JSON text from PostgreSQL (`jsonb::text`, always

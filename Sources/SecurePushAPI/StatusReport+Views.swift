@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 // The report's three views share these: `/status`'s JSON, its HTML page (`StatusPage`) and the CLI table (`StatusTable`).

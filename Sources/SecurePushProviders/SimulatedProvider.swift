@@ -53,7 +53,7 @@ public struct SimulatedProvider: PushProvider {
                 path: request.path,
                 headers: request.headers,
                 body: String(decoding: request.body, as: UTF8.self),
-                time: Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
+                time: APITimestamp.string(Date())
             )
         )
         return result

@@ -32,9 +32,7 @@ public final class RelayForwarder: Sendable {
         // One push (a quiet moment's request) goes out from the request's own task: no child task to wait for.
         if pushes.count == 1, let (index, push) = pushes.first, let provider = providers[push.target.platform] {
             await limiter.acquire(installation)
-            let result = await provider.send(push)
-            limiter.release(installation)
-            return [index: RelayOutcome(result)]
+            return [index: await sent(push, through: provider, installation: installation)]
         }
         return await withTaskGroup(of: (Int, RelayOutcome).self) { group in
             for (index, push) in pushes {
@@ -43,11 +41,7 @@ public final class RelayForwarder: Sendable {
                     continue
                 }
                 await limiter.acquire(installation)
-                group.addTask {
-                    let result = await provider.send(push)
-                    self.limiter.release(installation)
-                    return (index, RelayOutcome(result))
-                }
+                group.addTask { (index, await self.sent(push, through: provider, installation: installation)) }
             }
             var outcomes: [Int: RelayOutcome] = [:]
             for await (index, outcome) in group {
@@ -55,6 +49,13 @@ public final class RelayForwarder: Sendable {
             }
             return outcomes
         }
+    }
+
+    /// Sends `push` in the slot already acquired for `installation`, and frees the slot.
+    private func sent(_ push: Push, through provider: any PushProvider, installation: UUID) async -> RelayOutcome {
+        let result = await provider.send(push)
+        limiter.release(installation)
+        return RelayOutcome(result)
     }
 
     /// Counts answered outcomes in `securepush_relay_pushes_total{outcome}`.

@@ -22,8 +22,7 @@ public struct RelayRequestClaims: JWTPayload, Sendable {
     }
 }
 
-/// Signs and checks relay request tokens (`RelayTokenSigner` and `RelayTokenVerifier` keep a key ready
-/// for many requests; these make one for one).
+/// The rules of relay request tokens; `RelayTokenSigner` signs them and `RelayTokenVerifier` checks them.
 public enum RelayRequestToken {
     /// The longest a token may live (`exp - iat`).
     public static let maxLifetime: TimeInterval = 60
@@ -54,13 +53,5 @@ public enum RelayRequestToken {
         }
         guard let claims = try? await JWTKeyCollection().unverified(token, as: RelayRequestClaims.self) else { return nil }
         return UUID(canonical: Array(claims.iss.value.utf8)[...])
-    }
-
-    /// Checks `token` against the installation's public key and this request; returns its claims. Throws
-    /// `RelayWireError` for any failure (the caller answers them all alike).
-    public static func verify(
-        _ token: String, publicKey: Data, installation: UUID, method: String, path: String, body: some DataProtocol, now: Date = Date()
-    ) async throws -> RelayRequestClaims {
-        try await RelayTokenVerifier(publicKey: publicKey).verify(token, installation: installation, method: method, path: path, body: body, now: now)
     }
 }

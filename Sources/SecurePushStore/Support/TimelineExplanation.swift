@@ -1,11 +1,12 @@
 import Foundation
+import SecurePushCore
 
 /// The timelines in words: each rule says what happened, and, where nothing happened, why (the one home of these
 /// sentences: the CLI, the JSON and the page show them as they are).
 public enum TimelineExplanation {
-    /// How a time reads in a sentence.
+    /// How a time reads in a sentence: as everywhere else (`APITimestamp`).
     static func at(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        APITimestamp.string(date)
     }
 
     /// Why notification `timeline` went where it went.
