@@ -6,31 +6,28 @@ import SecurePushStore
 /// valid JSON), spliced in as is instead of being parsed and re-encoded; every other value is written
 /// with the API's conventions (sorted keys, lowercase ids, ISO 8601 times with milliseconds).
 enum NotificationJSON {
-    /// `{"category", "created_at", "id", "payload", "preview", "read_at"}`: one notification with its payload.
-    static func notification(
-        id: UUID, createdAt: Date, readAt: Date?, category: String?, payloadJSON: String, previewJSON: String?, into body: inout String
-    ) {
+    /// `{"category", "created_at", "id", "payload", "preview", "read_at"}`: one notification with its payload
+    /// (`null` in a listing without payloads). The one home of a notification's keys in a response.
+    static func notification(_ notification: StoredNotification, into body: inout String) {
         body += #"{"category":"#
-        body += category.map(quoted) ?? "null"
+        body += notification.category.map(quoted) ?? "null"
         body += #","created_at":"#
-        body += quoted(APITimestamp.string(createdAt))
+        body += quoted(APITimestamp.string(notification.createdAt))
         body += #","id":"#
-        body += quoted(id.uuidString.lowercased())
+        body += quoted(notification.id.uuidString.lowercased())
         body += #","payload":"#
-        body += payloadJSON
+        body += notification.payloadJSON ?? "null"
         body += #","preview":"#
-        body += previewJSON ?? "null"
+        body += notification.previewJSON ?? "null"
         body += #","read_at":"#
-        body += readAt.map { quoted(APITimestamp.string($0)) } ?? "null"
+        body += notification.readAt.map { quoted(APITimestamp.string($0)) } ?? "null"
         body += "}"
     }
 
     /// `GET /v1/notifications/{id}`'s body.
     static func single(_ notification: StoredNotification) -> [UInt8] {
         var body = ""
-        Self.notification(
-            id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
-            payloadJSON: notification.payloadJSON, previewJSON: notification.previewJSON, into: &body)
+        Self.notification(notification, into: &body)
         return Array(body.utf8)
     }
 
@@ -41,9 +38,7 @@ enum NotificationJSON {
         body += #","notifications":["#
         for (index, item) in items.enumerated() {
             if index > 0 { body += "," }
-            notification(
-                id: item.id, createdAt: item.createdAt, readAt: item.readAt, category: item.category, payloadJSON: item.payloadJSON ?? "null",
-                previewJSON: item.previewJSON, into: &body)
+            notification(item.notification, into: &body)
         }
         body += "]}"
         return Array(body.utf8)
@@ -58,9 +53,7 @@ enum NotificationJSON {
             switch entry.result {
             case .found(let notification):
                 if !found.isEmpty { found += "," }
-                Self.notification(
-                    id: notification.id, createdAt: notification.createdAt, readAt: notification.readAt, category: notification.category,
-                    payloadJSON: notification.payloadJSON, previewJSON: notification.previewJSON, into: &found)
+                Self.notification(notification, into: &found)
             case .gone, .notFound:
                 if !missing.isEmpty { missing += "," }
                 let reason = if case .gone = entry.result { "gone" } else { "not_found" }

@@ -40,7 +40,7 @@ struct NotificationRoutes: Sendable {
                 as: proof, unreadOnly: query.unreadOnly, limit: query.limit, after: query.cursor, payloads: query.includePayload)
         }
         if query.includePayload {
-            let page = items.prefix { $0.payloadJSON != nil }.prefix(query.limit)
+            let page = items.prefix { $0.notification.payloadJSON != nil }.prefix(query.limit)
             let next = items.count > page.count ? page.last?.cursor.token : nil
             return JSONResponse.raw(.ok, NotificationJSON.page(page, nextCursor: next))
         }
@@ -48,7 +48,7 @@ struct NotificationRoutes: Sendable {
         return try JSONResponse.make(
             NotificationPageBody(
                 notifications: page.map {
-                    NotificationItemBody(id: $0.id.uuidString.lowercased(), createdAt: $0.createdAt, readAt: $0.readAt, category: $0.category)
+                    NotificationItemBody($0.notification)
                 },
                 nextCursor: items.count > query.limit ? page.last?.cursor.token : nil
             )

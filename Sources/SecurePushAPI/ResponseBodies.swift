@@ -22,6 +22,13 @@ struct NotificationItemBody: Encodable {
     var createdAt: Date
     @Nullable var readAt: Date?
     @Nullable var category: String?
+
+    init(_ notification: StoredNotification) {
+        id = notification.id.uuidString.lowercased()
+        createdAt = notification.createdAt
+        readAt = notification.readAt
+        category = notification.category
+    }
 }
 
 /// `GET /v1/notifications`: a page, newest first, and the cursor for the next one (`null` on the last page).

@@ -31,9 +31,10 @@ public enum DeviceAccess<Value: Sendable>: Sendable {
     case granted(AuthenticatedDevice, Value)
 }
 
-/// The session row each device function (`device_check`, `device_list`, `device_fetch_batch`) returns
-/// before its result rows: the device's user when the credential is valid, else the seconds a throttle key
-/// is still blocked (none: refused without a block). The one home of that convention.
+/// The session each device function (`device_check`, `device_list_page`, `device_fetch_requests`) returns as
+/// the columns `user_id` and `blocked_for` of its rows: the device's user when the credential is valid, else
+/// the seconds a throttle key is still blocked (none: refused without a block). The one home of that
+/// convention.
 struct DeviceSessionRow: Sendable {
     /// The device's user; `nil` when the credential was refused.
     var userID: String?

@@ -9,7 +9,8 @@ public struct FetchedNotification: Sendable {
     public var result: ReadResult
 }
 
-/// Device reads: each is one call of one SQL function (`sql/routines/device_*.sql`) that checks the
+/// Device reads: each is one call of one SQL function (`sql/routines/device_list_page.sql`,
+/// `device_fetch_requests.sql`) that checks the
 /// credential and the throttle, records that the device was seen, and reads, in one round trip.
 extension NotificationStore {
     /// Returns the payloads of the device user's notifications among `ids`, in the order given (give each
@@ -24,7 +25,7 @@ extension NotificationStore {
         }
     }
 
-    /// One call of `securepush.device_fetch_batch` for `requests`: one access per request, in their order.
+    /// One call of `securepush.device_fetch_requests` for `requests`: one access per request, in their order.
     static func fetch(_ requests: [ReadBatcher.Request], database: StoreDatabase) async throws -> [DeviceAccess<[FetchedNotification]>] {
         var keys: [String] = []
         var keyRequests: [Int32] = []
@@ -38,27 +39,19 @@ extension NotificationStore {
         }
         let rows = try await database.query(
             """
-            SELECT * FROM securepush.device_fetch_batch(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
-                                               \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
+            SELECT * FROM securepush.device_fetch_requests(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
+                                                  \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
             """
         )
         var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)
         var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
         for try await postgresRow in rows {
-            let row = try DeviceFetchBatchRow(row: postgresRow)
+            let row = try DeviceFetchRequestsRow(row: postgresRow)
             let index = Int(row.request) - 1
             guard requests.indices.contains(index) else { continue }
-            guard let id = row.id else {
-                sessions[index] = DeviceSessionRow(userID: row.userID, blockedFor: row.blockedFor)
-                continue
-            }
-            if let payload = row.payload, let createdAt = row.createdAt, row.live == true {
-                found[index][id] = .found(
-                    StoredNotification(
-                        id: id, payloadJSON: payload, createdAt: createdAt, readAt: row.readAt, category: row.category, previewJSON: row.preview))
-            } else {
-                found[index][id] = row.owned == true ? .gone : .notFound
-            }
+            sessions[index] = row.session
+            guard let id = row.id else { continue }
+            found[index][id] = row.notification.map(ReadResult.found) ?? (row.owned ? .gone : .notFound)
         }
         return requests.enumerated().map { index, request in
             sessions[index].access(
@@ -78,23 +71,16 @@ extension NotificationStore {
         let afterID = cursor?.id
         let rows = try await database.query(
             """
-            SELECT * FROM securepush.device_list(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
-                                        \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
+            SELECT * FROM securepush.device_list_page(\(proof.deviceID), \(proof.secretHashBuffer), \(proof.throttleKeys)::text[], \(unreadOnly),
+                                             \(Int32(limit)), \(afterMicros), \(afterID)::uuid, \(payloads))
             """
         )
         var session = DeviceSessionRow.missing
         var items: [NotificationSummary] = []
         for try await postgresRow in rows {
-            let row = try DeviceListRow(row: postgresRow)
-            guard let id = row.id, let createdAt = row.createdAt, let micros = row.micros else {
-                session = DeviceSessionRow(userID: row.userID, blockedFor: row.blockedFor)
-                continue
-            }
-            var item = NotificationSummary(id: id, createdAt: createdAt, readAt: row.readAt, cursor: ListCursor(createdAtMicros: micros, id: id))
-            item.payloadJSON = row.payload
-            item.category = row.category
-            item.previewJSON = row.preview
-            items.append(item)
+            let row = try DeviceListPageRow(row: postgresRow)
+            session = row.session
+            if let item = row.item { items.append(item) }
         }
         return session.access(deviceID: proof.deviceID, items)
     }

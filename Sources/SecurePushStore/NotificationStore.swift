@@ -3,12 +3,17 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 
-/// A notification as its owner's device reads it.
+/// A notification as its owner's device reads it: the item columns that the read functions
+/// (`sql/routines/device_fetch_requests.sql`, `device_list_page.sql`) return under these names. A field of the
+/// read API is a column there, a property here and a key in `NotificationJSON`.
 public struct StoredNotification: Sendable {
+    /// The columns read, by name.
+    public static let columns = ["id", "payload", "created_at", "read_at", "category", "preview"]
+
     /// The id.
     public var id: UUID
-    /// The payload as JSON text.
-    public var payloadJSON: String
+    /// The payload as JSON text; `nil` only in a listing without payloads.
+    public var payloadJSON: String?
     /// When it was enqueued.
     public var createdAt: Date
     /// When it was first read.
@@ -18,6 +23,18 @@ public struct StoredNotification: Sendable {
     /// The producer-approved preview as JSON text (an object), if any: pushed only sealed
     /// (`SECUREPUSH_SEALED_PREVIEWS`), always returned to the owner.
     public var previewJSON: String?
+
+    /// The notification in `row`, or `nil` when the row carries none (its `id` or `created_at` is NULL: a
+    /// session row, or a requested id that was not found).
+    init?(_ row: NamedRow) throws {
+        guard let id = try row("id", as: UUID?.self), let createdAt = try row("created_at", as: Date?.self) else { return nil }
+        self.id = id
+        self.createdAt = createdAt
+        payloadJSON = try row("payload")
+        readAt = try row("read_at")
+        category = try row("category")
+        previewJSON = try row("preview")
+    }
 }
 
 /// What reading a notification found.
@@ -30,22 +47,13 @@ public enum ReadResult: Sendable {
     case notFound
 }
 
-/// One entry of the unread/catch-up listing.
+/// One entry of the unread/catch-up listing: the notification (with its payload when the listing included
+/// payloads) and where a listing continues after it.
 public struct NotificationSummary: Sendable {
-    /// The id.
-    public var id: UUID
-    /// When it was enqueued.
-    public var createdAt: Date
-    /// When it was first read, if it was.
-    public var readAt: Date?
+    /// The notification.
+    public var notification: StoredNotification
     /// Where a listing continues after this item.
     public var cursor: ListCursor
-    /// The payload as JSON text, when the listing included payloads.
-    public var payloadJSON: String?
-    /// The producer's category, if any.
-    public var category: String?
-    /// The producer-approved preview as JSON text, if any.
-    public var previewJSON: String?
 }
 
 /// A position in the newest-first listing.

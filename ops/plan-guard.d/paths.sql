@@ -68,20 +68,39 @@ SELECT 'step:device_check';
 SELECT * FROM securepush.device_check(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1']);
 SELECT 'step:device_check_wrong_secret';
 SELECT * FROM securepush.device_check(:'dev', sha256('wrong'::bytea), ARRAY['ip:127.0.0.1']);
+-- The read functions of 027 on; before it (--to 017), the ones they replaced.
+SELECT to_regproc('securepush.device_fetch_requests') IS NOT NULL AS reads_027 \gset
+\if :reads_027
+SELECT 'step:fetch_batch';
+SELECT * FROM securepush.device_fetch_requests(
+    ARRAY[:'dev', :'other_dev']::uuid[], ARRAY[decode(:'dev_hash', 'hex'), sha256('x'::bytea)], ARRAY['ip:10.0.0.1', 'ip:10.0.0.2'],
+    ARRAY[1, 2], ARRAY[1, 1, 2],
+    ARRAY(SELECT id FROM securepush.notifications WHERE user_id = :'dev_user' ORDER BY created_at DESC LIMIT 2)
+        || (SELECT id FROM securepush.notifications ORDER BY id LIMIT 1));
+\else
 SELECT 'step:fetch_batch';
 SELECT * FROM securepush.device_fetch_batch(
     ARRAY[:'dev', :'other_dev']::uuid[], ARRAY[decode(:'dev_hash', 'hex'), sha256('x'::bytea)], ARRAY['ip:10.0.0.1', 'ip:10.0.0.2'],
     ARRAY[1, 2], ARRAY[1, 1, 2],
     ARRAY(SELECT id FROM securepush.notifications WHERE user_id = :'dev_user' ORDER BY created_at DESC LIMIT 2)
         || (SELECT id FROM securepush.notifications ORDER BY id LIMIT 1));
+\endif
 SELECT 'step:fetch_single';
 SELECT * FROM securepush.device_fetch(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1'],
     ARRAY(SELECT id FROM securepush.notifications WHERE user_id = :'dev_user' ORDER BY created_at LIMIT 3));
+\if :reads_027
+SELECT 'step:list_unread';
+SELECT count(*) FROM securepush.device_list_page(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1'], true, 50, NULL, NULL, false);
+SELECT 'step:list_payloads_after_cursor';
+SELECT count(*) FROM securepush.device_list_page(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1'], false, 20,
+    (extract(epoch FROM now()) * 1000000)::bigint, gen_random_uuid(), true);
+\else
 SELECT 'step:list_unread';
 SELECT count(*) FROM securepush.device_list(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1'], true, 50, NULL, NULL, false);
 SELECT 'step:list_payloads_after_cursor';
 SELECT count(*) FROM securepush.device_list(:'dev', decode(:'dev_hash', 'hex'), ARRAY['ip:127.0.0.1'], false, 20,
     (extract(epoch FROM now()) * 1000000)::bigint, gen_random_uuid(), true);
+\endif
 SELECT 'step:read_sync';
 UPDATE securepush.notifications n SET read_at = now()
 WHERE n.id IN (SELECT l.notification_id FROM securepush.delivery_log l JOIN securepush.notifications m ON m.id = l.notification_id

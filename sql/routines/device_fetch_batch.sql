@@ -1,4 +1,6 @@
 -- securepush.device_fetch_batch: routine file (docs/sql.md).
+-- Superseded by device_fetch_requests (migration 027); kept unchanged so that the previous release's API
+-- processes keep working during a rolling upgrade. Drop it in a later release.
 CREATE OR REPLACE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
  RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
  LANGUAGE plpgsql

@@ -1,4 +1,6 @@
 -- securepush.device_list: routine file (docs/sql.md).
+-- Superseded by device_list_page (migration 027); kept unchanged so that the previous release's API
+-- processes keep working during a rolling upgrade. Drop it in a later release.
 CREATE OR REPLACE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean)
  RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
  LANGUAGE plpgsql

@@ -23,7 +23,7 @@ extension FunctionRow {
 /// Every function row type of the store (`FunctionRowTests` checks them all).
 public enum FunctionRows {
     public static let all: [any FunctionRow.Type] = [
-        ClaimDeliveriesRow.self, DeviceFetchBatchRow.self, DeviceListRow.self, DeviceCheckRow.self, RegisterDeviceRow.self,
+        ClaimDeliveriesRow.self, DeviceFetchRequestsRow.self, DeviceListPageRow.self, DeviceCheckRow.self, RegisterDeviceRow.self,
         RotateDeviceSecretRow.self, UpdateDeviceTokenRow.self, FetchStatsRow.self, UserCategoriesRow.self,
     ]
 }
