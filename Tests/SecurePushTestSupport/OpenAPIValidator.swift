@@ -10,7 +10,7 @@ import Testing
 /// Checks responses against the API contract (`docs/openapi.json`): the status is documented for the
 /// operation, documented headers are present, and the JSON body satisfies the schema. A small JSON
 /// Schema subset: `$ref`, `type` (one or several), `required`, `properties`, `additionalProperties`,
-/// `enum`, `const`, `items`, `minLength`, `maxLength`, `minimum`, `maximum`, `pattern`.
+/// `enum`, `const`, `items`, `minLength`, `maxLength`, `minimum`, `maximum`, `pattern`, `oneOf`.
 public enum OpenAPIValidator {
     static let document: JSONValue = (try? JSONDecoder().decode(JSONValue.self, from: OpenAPIDocument.data)) ?? .null
 
@@ -66,6 +66,10 @@ public enum OpenAPIValidator {
     static func validate(_ value: JSONValue, against schemaNode: JSONValue, at location: String) -> [String] {
         let schema = resolve(schemaNode)
         guard case .object = schema else { return [] }
+        if case .array(let choices)? = schema["oneOf"] {
+            let matching = choices.filter { validate(value, against: $0, at: location).isEmpty }.count
+            if matching != 1 { return ["\(location): \(value.shape) matches \(matching) of oneOf's \(choices.count) schemas, not exactly 1"] }
+        }
         let types: [String]
         switch schema["type"] {
         case .string(let type)?: types = [type]
