@@ -570,6 +570,60 @@ $$;
 
 
 --
+-- Name: delivery_outcome_events(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.delivery_outcome_events() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+DECLARE
+    last_position bigint;
+BEGIN
+    WITH added AS (
+        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+        SELECT r.notification_id, r.device_id, r.platform,
+               CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
+                              ELSE r.outcome END,
+               CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
+                              WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
+        FROM new_rows r WHERE r.kind = 'notify'
+        RETURNING position
+    )
+    SELECT max(position) INTO last_position FROM added;
+    PERFORM securepush.events_written(last_position);
+    RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: delivery_queued_events(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.delivery_queued_events() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+DECLARE
+    last_position bigint;
+BEGIN
+    WITH added AS (
+        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+        SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
+        FROM new_rows r WHERE r.kind = 'notify'
+        RETURNING position
+    )
+    SELECT max(position) INTO last_position FROM added;
+    PERFORM securepush.events_written(last_position);
+    RETURN NULL;
+END
+$$;
+
+
+--
 -- Name: device_check(uuid, bytea, text[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -929,6 +983,68 @@ $$;
 
 
 --
+-- Name: events_after(text, integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.events_after(after text DEFAULT NULL::text, max_events integer DEFAULT 1000) RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text, event text, detail text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $_$
+DECLARE
+    after_xid xid8 := '0';
+    after_position bigint := 0;
+BEGIN
+    IF after IS NOT NULL THEN
+        IF after !~ '^[0-9]{1,20}:[0-9]{1,19}$' THEN
+            RAISE EXCEPTION 'after must be a cursor returned by events_after (digits:digits)' USING ERRCODE = '22023';
+        END IF;
+        after_xid := split_part(after, ':', 1)::xid8;
+        after_position := split_part(after, ':', 2)::bigint;
+    END IF;
+    IF max_events IS NULL OR max_events NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'max_events must be between 1 and 10000' USING ERRCODE = '22023';
+    END IF;
+    RETURN QUERY
+    SELECT e.xid::text || ':' || e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail
+    FROM securepush.delivery_events e
+    WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY e.xid, e.position
+    LIMIT max_events;
+END
+$_$;
+
+
+--
+-- Name: events_head(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.events_head() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+    SELECT coalesce((
+        SELECT e.xid::text || ':' || e.position FROM securepush.delivery_events e
+        WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY e.xid DESC, e.position DESC LIMIT 1), '0:0')
+$$;
+
+
+--
+-- Name: events_written(bigint); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.events_written(last_position bigint) RETURNS void
+    LANGUAGE sql
+    SET jit TO 'off'
+    AS $$
+    SELECT pg_notify('securepush_events', pg_current_xact_id()::text || ':' || last_position)
+    WHERE last_position IS NOT NULL
+$$;
+
+
+--
 -- Name: fan_out(); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -938,6 +1054,8 @@ CREATE FUNCTION securepush.fan_out() RETURNS trigger
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
+DECLARE
+    muted_position bigint;
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
        AND coalesce((SELECT value FROM securepush.settings WHERE key = 'critical_urgency'), 'off') <> 'on' THEN
@@ -986,6 +1104,19 @@ BEGIN
         JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
         WHERE n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
+    -- A muted category's notification is stored and never pushed: its outcome event says so, once.
+    IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.category IS NOT NULL) THEN
+        WITH added AS (
+            INSERT INTO securepush.delivery_events (notification_id, event, detail)
+            SELECT n.id, 'muted', n.category
+            FROM new_notifications n
+            WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+              AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category)
+            RETURNING position
+        )
+        SELECT max(position) INTO muted_position FROM added;
+        PERFORM securepush.events_written(muted_position);
+    END IF;
     WITH wanted AS (
         SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency,
                CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
@@ -1021,6 +1152,32 @@ BEGIN
     IF FOUND THEN
         PERFORM securepush.wake_dispatchers();
     END IF;
+    RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: fetch_events(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fetch_events() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+DECLARE
+    last_position bigint;
+BEGIN
+    WITH added AS (
+        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
+        SELECT r.notification_id, r.device_id, d.platform, 'fetched'
+        FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id
+        RETURNING position
+    )
+    SELECT max(position) INTO last_position FROM added;
+    PERFORM securepush.events_written(last_position);
     RETURN NULL;
 END
 $$;
@@ -1151,6 +1308,26 @@ CREATE FUNCTION securepush.prune_auth_failures(idle interval) RETURNS integer
     AS $$
     WITH gone AS (DELETE FROM securepush.auth_failures WHERE last_at < now() - idle AND (blocked_until IS NULL OR blocked_until < now()) RETURNING 1)
     SELECT count(*)::integer FROM gone
+$$;
+
+
+--
+-- Name: prune_delivery_events(interval, integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.prune_delivery_events(retention interval, batch integer) RETURNS bigint
+    LANGUAGE sql
+    SET jit TO 'off'
+    AS $$
+    WITH oldest AS (
+        SELECT e.xid, e.position FROM securepush.delivery_events e ORDER BY e.xid, e.position LIMIT batch
+    ),
+    gone AS (
+        DELETE FROM securepush.delivery_events e USING oldest o
+        WHERE e.xid = o.xid AND e.position = o.position AND e.at < now() - retention
+        RETURNING 1
+    )
+    SELECT count(*)::bigint FROM gone
 $$;
 
 
@@ -2073,6 +2250,37 @@ CREATE TABLE securepush.deliveries (
 
 
 --
+-- Name: delivery_events; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.delivery_events (
+    xid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    "position" bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    notification_id uuid NOT NULL,
+    device_id uuid,
+    platform text,
+    event text NOT NULL,
+    detail text,
+    CONSTRAINT delivery_events_event_valid CHECK ((event = ANY (ARRAY['queued'::text, 'pushed'::text, 'fetched'::text, 'undelivered'::text, 'expired'::text, 'cancelled'::text, 'superseded'::text, 'muted'::text])))
+);
+
+
+--
+-- Name: delivery_events_position_seq; Type: SEQUENCE; Schema: securepush; Owner: -
+--
+
+ALTER TABLE securepush.delivery_events ALTER COLUMN "position" ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME securepush.delivery_events_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 100
+);
+
+
+--
 -- Name: delivery_log; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -2347,6 +2555,22 @@ CREATE TABLE securepush.time_zones (
 
 
 --
+-- Name: webhook_state; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.webhook_state (
+    id integer DEFAULT 1 NOT NULL,
+    cursor text NOT NULL,
+    delivered bigint DEFAULT 0 NOT NULL,
+    failures integer DEFAULT 0 NOT NULL,
+    last_error text,
+    last_success_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_state_one_row CHECK ((id = 1))
+);
+
+
+--
 -- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -2384,6 +2608,14 @@ ALTER TABLE ONLY securepush.collapse_salt
 
 ALTER TABLE ONLY securepush.deliveries
     ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: delivery_events delivery_events_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.delivery_events
+    ADD CONSTRAINT delivery_events_pkey PRIMARY KEY (xid, "position");
 
 
 --
@@ -2488,6 +2720,14 @@ ALTER TABLE ONLY securepush.settings
 
 ALTER TABLE ONLY securepush.time_zones
     ADD CONSTRAINT time_zones_pkey PRIMARY KEY (name);
+
+
+--
+-- Name: webhook_state webhook_state_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.webhook_state
+    ADD CONSTRAINT webhook_state_pkey PRIMARY KEY (id);
 
 
 --
@@ -2680,10 +2920,31 @@ CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON securepush.audit
 
 
 --
+-- Name: deliveries deliveries_queued_events; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER deliveries_queued_events AFTER INSERT ON securepush.deliveries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delivery_queued_events();
+
+
+--
+-- Name: delivery_log delivery_log_outcome_events; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER delivery_log_outcome_events AFTER INSERT ON securepush.delivery_log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delivery_outcome_events();
+
+
+--
 -- Name: devices devices_relay_changes; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
 CREATE TRIGGER devices_relay_changes AFTER INSERT OR DELETE OR UPDATE OF token, active ON securepush.devices FOR EACH ROW EXECUTE FUNCTION securepush.queue_relay_changes();
+
+
+--
+-- Name: fetches fetches_events; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER fetches_events AFTER INSERT ON securepush.fetches REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.fetch_events();
 
 
 --

@@ -2,7 +2,9 @@ import Foundation
 import SecurePushCore
 
 /// The `simulated` platform: builds the exact request a push would be (by default the APNs envelope,
-/// docs/envelopes.md) and records it instead of sending it. Tests may script its answers with `behavior`.
+/// docs/envelopes.md) and records it instead of sending it. A token that starts with `invalid-` is refused as
+/// APNs refuses an unregistered device (`tokenInvalid`, so the device is retired), to rehearse a dead token
+/// locally. Tests may script its answers with `behavior`.
 public struct SimulatedProvider: PushProvider {
     /// Decides the outcome of a push (default: sent).
     public typealias Behavior = @Sendable (Push) async -> PushResult
@@ -15,6 +17,8 @@ public struct SimulatedProvider: PushProvider {
 
     /// The bundle id the simulated APNs requests name.
     public static let topic = "com.example.securepush"
+    /// The token prefix the simulated platform refuses as invalid.
+    public static let invalidTokenPrefix = "invalid-"
     /// The Firebase project the simulated FCM requests name (`SECUREPUSH_SIMULATED_ENVELOPE=fcm`).
     public static let project = "securepush-simulated"
 
@@ -40,7 +44,14 @@ public struct SimulatedProvider: PushProvider {
                 return .retry(after: nil, reason: "cancelled before sending", scope: .device)
             }
         }
-        let result = await behavior?(push) ?? .sent(messageID: UUID().uuidString.lowercased())
+        let result =
+            if let behavior {
+                await behavior(push)
+            } else if push.target.token.hasPrefix(Self.invalidTokenPrefix) {
+                PushResult.tokenInvalid(reason: "Unregistered (a simulated token starting with \(Self.invalidTokenPrefix))")
+            } else {
+                PushResult.sent(messageID: UUID().uuidString.lowercased())
+            }
         guard case .sent = result, outbox.isRecording else { return result }
         let request = profile.request(for: push)
         outbox.record(

@@ -22,6 +22,8 @@ public struct SecurePushConfiguration: Sendable {
     /// The push relay the platforms of `RelayClientSettings.platforms` go through (`relay` in
     /// `SECUREPUSH_PROVIDERS`); `nil` when none.
     public var relayClient: RelayClientSettings?
+    /// The outcome webhook, when `SECUREPUSH_WEBHOOK_URL` is set (posted by the dispatchers).
+    public var webhook: WebhookSettings?
     public var simulatedOutboxPath: String?
     /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
     public var simulatedLatency: Duration?
@@ -118,6 +120,7 @@ public struct SecurePushConfiguration: Sendable {
         // Unset means the simulated platform; set but empty means none (which `serve` refuses for a dispatcher).
         let (direct, relay) = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? Platform.simulated.rawValue)
         self.relayClient = relay ? try RelayClientSettings(values: values, direct: direct) : nil
+        self.webhook = try WebhookSettings(values: values)
         self.providers = direct + (relayClient?.platforms ?? [])
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))

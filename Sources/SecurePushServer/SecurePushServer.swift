@@ -98,6 +98,9 @@ public struct SecurePushServer {
                 logger: logger
             )
             services.append(contentsOf: assembly.services)
+            if let webhook = configuration.webhook {
+                services.append(WebhookService(store: WebhookStore(client: dispatcherClient, logger: logger), settings: webhook, logger: logger))
+            }
         }
         services.append(
             PayloadPurgeService(

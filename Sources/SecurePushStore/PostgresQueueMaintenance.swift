@@ -71,6 +71,8 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     public func prune(retention: Duration, batchSize: Int) async throws -> Int {
         let milliseconds = retention.wholeMilliseconds
         let history = try await deleteOldest(from: "delivery_log", by: "finished_at", olderThan: milliseconds, batchSize: batchSize)
+        let events = try await database.count(
+            "SELECT securepush.prune_delivery_events(\(milliseconds) * interval '1 millisecond', \(Int32(clamping: batchSize)))")
         let notifications = try await deleteOldest(from: "notifications", by: "expires_at", olderThan: milliseconds, batchSize: batchSize)
         let dispatchers = try await database.count(
             """
@@ -84,7 +86,7 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         )
         // Throttle rows go once idle for a day and unblocked (the audit log has a retention of its own).
         let throttles = try await database.count("SELECT securepush.prune_auth_failures(interval '1 day')::bigint")
-        return history + notifications + dispatchers + throttles
+        return history + events + notifications + dispatchers + throttles
     }
 
     /// Deletes at most `batchSize` rows of `securepush.<table>` whose `column` is older than `milliseconds`

@@ -42,6 +42,7 @@ struct VocabularyTests {
         "deliveries_kind_valid": Set(PushKind.Name.allCases.map(\.rawValue)),
         "delivery_log_kind_valid": Set(PushKind.Name.allCases.map(\.rawValue)),
         "audit_log_event_valid": Set(AuditEvent.allCases.map(\.rawValue)),
+        "delivery_events_event_valid": Set(DeliveryEventKind.allCases.map(\.rawValue)),
         "relay_outbox_action_check": Set(RelayOutboxStore.Action.allCases.map(\.rawValue)),
     ]
 

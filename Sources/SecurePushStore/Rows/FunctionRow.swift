@@ -24,6 +24,6 @@ extension FunctionRow {
 public enum FunctionRows {
     public static let all: [any FunctionRow.Type] = [
         ClaimDeliveriesRow.self, DeviceFetchRequestsRow.self, DeviceListPageRow.self, DeviceCheckRow.self, RegisterDeviceRow.self,
-        RotateDeviceSecretRow.self, UpdateDeviceTokenRow.self, FetchStatsRow.self, UserCategoriesRow.self,
+        RotateDeviceSecretRow.self, UpdateDeviceTokenRow.self, FetchStatsRow.self, UserCategoriesRow.self, EventsAfterRow.self,
     ]
 }

@@ -1,0 +1,37 @@
+-- securepush.events_after: routine file (docs/sql.md).
+--
+-- The producers' outcome feed: at most max_events events after the cursor `after` (NULL: from the oldest
+-- kept), in order, each with its own cursor. Only events whose transaction ended before every transaction
+-- still running are returned, so a cursor never skips an event that commits later; a transaction left open
+-- holds the feed back (it does not lose events). Follow it with LISTEN securepush_events.
+CREATE OR REPLACE FUNCTION securepush.events_after(after text DEFAULT NULL, max_events integer DEFAULT 1000)
+ RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text, event text, detail text)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+AS $function$
+DECLARE
+    after_xid xid8 := '0';
+    after_position bigint := 0;
+BEGIN
+    IF after IS NOT NULL THEN
+        IF after !~ '^[0-9]{1,20}:[0-9]{1,19}$' THEN
+            RAISE EXCEPTION 'after must be a cursor returned by events_after (digits:digits)' USING ERRCODE = '22023';
+        END IF;
+        after_xid := split_part(after, ':', 1)::xid8;
+        after_position := split_part(after, ':', 2)::bigint;
+    END IF;
+    IF max_events IS NULL OR max_events NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'max_events must be between 1 and 10000' USING ERRCODE = '22023';
+    END IF;
+    RETURN QUERY
+    SELECT e.xid::text || ':' || e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail
+    FROM securepush.delivery_events e
+    WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY e.xid, e.position
+    LIMIT max_events;
+END
+$function$;
+REVOKE ALL ON FUNCTION securepush.events_after(after text, max_events integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.events_after(after text, max_events integer) TO securepush_producer;
