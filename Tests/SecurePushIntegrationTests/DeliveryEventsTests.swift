@@ -6,6 +6,7 @@ import NIOHTTP1
 import PostgresNIO
 import SecurePushCore
 import SecurePushProviders
+import SecurePushStore
 import SecurePushTestSupport
 import Testing
 
@@ -161,6 +162,25 @@ struct DeliveryEventsTests {
             await #expect(throws: PSQLError.self) {
                 _ = try await Self.read(db.client, after: "1; DROP TABLE x", db.logger)
             }
+        }
+    }
+
+    @Test("events follow the history's retention: pruning deletes those older than it, oldest first, and keeps the rest")
+    func eventsArePruned() async throws {
+        try await TestDatabase.with { db in
+            _ = try await db.insertDevice(user: "cy", token: "cy-1")
+            _ = try await db.enqueue(user: "cy", payload: "{}")
+            try await db.execute(
+                """
+                INSERT INTO securepush.delivery_events (at, notification_id, event)
+                SELECT now() - interval '2 hours', gen_random_uuid(), 'muted' FROM generate_series(1, 30)
+                """)
+            let maintenance = PostgresQueueMaintenance(client: db.client, logger: db.logger)
+            _ = try await maintenance.prune(retention: .seconds(3600), batchSize: 1000)
+            let old: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_events WHERE at < now() - interval '1 hour'")
+            let recent: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_events WHERE at >= now() - interval '1 hour'")
+            #expect(old == 0)
+            #expect(recent == 1, "the queued event stays")
         }
     }
 }
