@@ -36,6 +36,8 @@ extension Target.Dependency {
     static var prometheus: Self { .product(name: "Prometheus", package: "swift-prometheus") }
     static var serviceLifecycle: Self { .product(name: "ServiceLifecycle", package: "swift-service-lifecycle") }
     static var unixSignals: Self { .product(name: "UnixSignals", package: "swift-service-lifecycle") }
+    static var tracing: Self { .product(name: "Tracing", package: "swift-distributed-tracing") }
+    static var otel: Self { .product(name: "OTel", package: "swift-otel") }
 }
 
 let package = Package(
@@ -63,6 +65,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // OTLP over HTTP only (its default traits add a gRPC stack SecurePush does not use).
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Value types, the provider seam and pure policy (backoff, validation). No I/O.
@@ -75,7 +80,7 @@ let package = Package(
         ),
         .target(
             name: "SecurePushCore",
-            dependencies: [.nioConcurrencyHelpers, .logging, .serviceLifecycle],
+            dependencies: [.nioConcurrencyHelpers, .logging, .serviceLifecycle, .tracing],
             swiftSettings: swiftSettings
         ),
         // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
@@ -108,7 +113,7 @@ let package = Package(
             name: "SecurePushDispatcher",
             dependencies: [
                 "SecurePushCore", "SecurePushStore", .postgresNIO, .serviceLifecycle, .logging, .metrics,
-                .nioConcurrencyHelpers,
+                .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings
         ),
@@ -118,7 +123,7 @@ let package = Package(
             // .crypto: checks that a device's sealing key is a point on P-256.
             dependencies: [
                 "SecurePushCore", "SecurePushStore", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto, .logging,
-                .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
+                .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedOpenAPI", "EmbedWebKit"]
@@ -145,7 +150,7 @@ let package = Package(
                 "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
                 "SecurePushRelay", "SecurePushRelayProtocol",
                 .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
-                .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers,
+                .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers, .tracing, .otel,
             ],
             swiftSettings: swiftSettings
         ),

@@ -296,7 +296,7 @@ $$;
 -- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text)
+CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text, traceparent text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -325,7 +325,7 @@ BEGIN
         WHERE d.id = c.id AND dev.id = d.device_id
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
                   d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
-                  dev.seal_public, dev.seal_auth
+                  dev.seal_public, dev.seal_auth, d.traceparent
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -341,7 +341,7 @@ BEGIN
                 THEN (SELECT n.preview::text FROM securepush.notifications n
                       WHERE n.id = claimed.notification_id AND n.payload IS NOT NULL) END,
            CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END,
-           claimed.user_id
+           claimed.user_id, claimed.traceparent
     FROM claimed;
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN
@@ -755,7 +755,7 @@ $$;
 -- Name: device_fetch_requests(uuid[], bytea[], text[], integer[], integer[], uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
+CREATE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -796,7 +796,7 @@ BEGIN
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
         RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
-                  n.preview::text AS preview
+                  n.preview::text AS preview, n.traceparent
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -812,7 +812,7 @@ BEGIN
            CASE WHEN g.user_id IS NULL
                 THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview
+           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview, m.traceparent
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req
@@ -977,6 +977,7 @@ CREATE FUNCTION securepush.erase_preview() RETURNS trigger
     AS $$
 BEGIN
     NEW.preview := NULL;
+    NEW.traceparent := NULL;
     RETURN NEW;
 END
 $$;
@@ -1118,7 +1119,7 @@ BEGIN
         PERFORM securepush.events_written(muted_position);
     END IF;
     WITH wanted AS (
-        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency,
+        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
                CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
@@ -1142,9 +1143,10 @@ BEGIN
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
     )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state)
+    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
+                                       traceparent)
     SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END
+           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END, w.traceparent
     FROM wanted w
     JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
     WHERE w.run_at < w.expires_at;
@@ -2244,6 +2246,7 @@ CREATE TABLE securepush.deliveries (
     clear_ids uuid[],
     urgency text DEFAULT 'active'::text NOT NULL,
     collapse_id text,
+    traceparent text,
     CONSTRAINT deliveries_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
     CONSTRAINT deliveries_state_valid CHECK ((state = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text])))
 );
@@ -2385,6 +2388,11 @@ CREATE TABLE securepush.notifications (
     category text,
     cancelled_at timestamp with time zone,
     preview jsonb,
+    traceparent text DEFAULT 
+CASE
+    WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
+    ELSE NULL::text
+END,
     CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
     CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
     CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
@@ -2394,6 +2402,7 @@ CREATE TABLE securepush.notifications (
     CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
     CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
     CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
     CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
     CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
 );
@@ -2965,7 +2974,7 @@ CREATE TRIGGER notifications_badge_on_update AFTER UPDATE ON securepush.notifica
 -- Name: notifications notifications_erase_preview; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
-CREATE TRIGGER notifications_erase_preview BEFORE UPDATE OF payload ON securepush.notifications FOR EACH ROW WHEN (((new.payload IS NULL) AND (new.preview IS NOT NULL))) EXECUTE FUNCTION securepush.erase_preview();
+CREATE TRIGGER notifications_erase_preview BEFORE UPDATE OF payload ON securepush.notifications FOR EACH ROW WHEN (((new.payload IS NULL) AND ((new.preview IS NOT NULL) OR (new.traceparent IS NOT NULL)))) EXECUTE FUNCTION securepush.erase_preview();
 
 
 --

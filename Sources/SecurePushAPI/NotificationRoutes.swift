@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import SecurePushCore
 import SecurePushStore
+import Tracing
 
 /// `GET /v1/notifications/{id}`, `GET /v1/notifications` and `POST /v1/notifications/fetch` (device
 /// credential). Each is one round trip: one SQL function checks the credential and reads; every route
@@ -14,6 +15,7 @@ struct NotificationRoutes: Sendable {
     let gate: DeviceGate
 
     func read(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let start = DefaultTracerClock.now
         let (_, results) = try await gate.read(context: context) {
             guard let id = NotificationID(context.parameters.get("id") ?? "") else {
                 throw APIError(.badRequest, code: .invalidID, message: "A notification id is a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e.")
@@ -22,6 +24,7 @@ struct NotificationRoutes: Sendable {
         } _: { stores, proof, id in
             try await stores.notifications.fetch(ids: [id.uuid], as: proof)
         }
+        FetchTracing.record(results, route: "/v1/notifications/{id}", start: start)
         switch results.first?.result ?? .notFound {
         case .found(let notification):
             return JSONResponse.raw(.ok, NotificationJSON.single(notification))
@@ -58,11 +61,13 @@ struct NotificationRoutes: Sendable {
     /// `POST /v1/notifications/fetch`: the payloads of up to 50 of the caller's notifications in one round
     /// trip (one statement); ids that are unknown, another user's, expired or purged are listed as missing.
     func fetch(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let start = DefaultTracerClock.now
         let (_, results) = try await gate.read(context: context) {
             try await FetchRequestInput.read(request, limits: api.limits).ids.map(\.uuid)
         } _: { stores, proof, ids in
             try await stores.notifications.fetch(ids: ids, as: proof)
         }
+        FetchTracing.record(results, route: "/v1/notifications/fetch", start: start)
         return JSONResponse.raw(.ok, NotificationJSON.batch(results))
     }
 }

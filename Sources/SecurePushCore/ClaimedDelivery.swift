@@ -13,13 +13,17 @@ public struct ClaimedDelivery: Sendable, Hashable {
     /// push service's (distinct users before a shared breaker opens, a bound on one user's sends in flight).
     /// `nil` when unknown (each such delivery then counts as a user of its own).
     public var user: String?
+    /// The producer's W3C traceparent, when it gave one (`TraceParent`): the push's span continues that trace.
+    /// Like `user`, it stays on this side of the providers: no push carries a trace header.
+    public var traceParent: String?
 
     /// Creates a claimed delivery.
-    public init(id: UUID, push: Push, deviceActive: Bool = true, user: String? = nil) {
+    public init(id: UUID, push: Push, deviceActive: Bool = true, user: String? = nil, traceParent: String? = nil) {
         self.id = id
         self.push = push
         self.deviceActive = deviceActive
         self.user = user
+        self.traceParent = traceParent
     }
 }
 

@@ -139,7 +139,7 @@ extension Dispatcher {
                     }
                     group.addTask {
                         let start = clock.now
-                        let result = await provider.send(delivery.push)
+                        let result = await DispatchTracing.push(delivery) { await provider.send(delivery.push) }
                         let answeredAt = clock.now
                         return .sent(
                             SendResult(

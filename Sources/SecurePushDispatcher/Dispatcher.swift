@@ -4,6 +4,7 @@ import Metrics
 import SecurePushCore
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Claims deliveries, pushes ids through the providers with bounded concurrency and writes outcomes.
 ///
@@ -167,6 +168,7 @@ public final class Dispatcher: Service, Sendable {
             let batch: ClaimedBatch
             // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
             let claimStart = ContinuousClock.now
+            let claimInstant = DefaultTracerClock.now
             do {
                 // Paced, a batch is no larger than the share sends in a quarter of the lease.
                 let limit = pacer?.batchLimit(configuration.batchSize, lease: configuration.leaseDuration) ?? configuration.batchSize
@@ -197,6 +199,7 @@ public final class Dispatcher: Service, Sendable {
             }
             emptyClaims = 0
             awaitingWakeup = false
+            DispatchTracing.recordClaim(batch, lane: lane, start: claimInstant)
             let lease = LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration)
             if configuration.replicationGate, await !replicated(batch, lease: lease, lane: lane) { continue }
             // The batch runs on its own; the lane goes on once it has started every send.

@@ -24,6 +24,8 @@ public struct SecurePushConfiguration: Sendable {
     public var relayClient: RelayClientSettings?
     /// The outcome webhook, when `SECUREPUSH_WEBHOOK_URL` is set (posted by the dispatchers).
     public var webhook: WebhookSettings?
+    /// OpenTelemetry traces, when `SECUREPUSH_OTEL_ENDPOINT` is set.
+    public var tracing: TracingSettings?
     public var simulatedOutboxPath: String?
     /// A delay the simulated platform adds to each push (`SECUREPUSH_SIMULATED_LATENCY`), standing in for the network.
     public var simulatedLatency: Duration?
@@ -121,6 +123,7 @@ public struct SecurePushConfiguration: Sendable {
         let (direct, relay) = try Self.parseProviders(overrides.providers ?? values.values["SECUREPUSH_PROVIDERS"] ?? Platform.simulated.rawValue)
         self.relayClient = relay ? try RelayClientSettings(values: values, direct: direct) : nil
         self.webhook = try WebhookSettings(values: values)
+        self.tracing = try TracingSettings(values: values)
         self.providers = direct + (relayClient?.platforms ?? [])
         self.simulatedOutboxPath = values.string("SECUREPUSH_SIMULATED_OUTBOX")
         let latency = try values.duration("SECUREPUSH_SIMULATED_LATENCY", default: .zero, in: .zero...(.seconds(60)))

@@ -80,7 +80,11 @@ public struct SecurePushServer {
             ? configuration.databaseURL.makeRouter(
                 poolSize: configuration.databasePoolSize, logger: logger, busy: true, statementTimeout: configuration.http.databaseTimeout)
             : configuration.databaseURL.makeRouter(poolSize: 2, logger: logger)
-        var services: [any Service] = [client]
+        var services: [any Service] = []
+        if let tracing = configuration.tracing {
+            services.append(try tracing.bootstrap(role: configuration.role.rawValue))
+        }
+        services.append(client)
         if let dispatcherClient {
             services.append(dispatcherClient)
             if let relay {

@@ -23,6 +23,7 @@ struct WebhookService: Service {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5))
+        configuration.tracing.tracer = nil  // no trace headers to the receiver
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         try? await cancelWhenGracefulShutdown { await self.loop(client) }
         try await client.shutdown()

@@ -7,6 +7,8 @@ public struct FetchedNotification: Sendable {
     public var id: UUID
     /// The payload (now fetched by the device and read), `gone` or `notFound`.
     public var result: ReadResult
+    /// The producer's W3C traceparent of a notification found, if it gave one (the fetch's span links it).
+    public var traceParent: String? = nil
 }
 
 /// Device reads: each is one call of one SQL function (`sql/routines/device_list_page.sql`,
@@ -45,6 +47,7 @@ extension NotificationStore {
         )
         var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)
         var found = [[UUID: ReadResult]](repeating: [:], count: requests.count)
+        var traced = [[UUID: String]](repeating: [:], count: requests.count)
         for try await postgresRow in rows {
             let row = try DeviceFetchRequestsRow(row: postgresRow)
             let index = Int(row.request) - 1
@@ -52,10 +55,12 @@ extension NotificationStore {
             sessions[index] = row.session
             guard let id = row.id else { continue }
             found[index][id] = row.notification.map(ReadResult.found) ?? (row.owned ? .gone : .notFound)
+            traced[index][id] = row.traceParent
         }
         return requests.enumerated().map { index, request in
             sessions[index].access(
-                deviceID: request.proof.deviceID, request.ids.map { FetchedNotification(id: $0, result: found[index][$0] ?? .notFound) })
+                deviceID: request.proof.deviceID,
+                request.ids.map { FetchedNotification(id: $0, result: found[index][$0] ?? .notFound, traceParent: traced[index][$0]) })
         }
     }
 

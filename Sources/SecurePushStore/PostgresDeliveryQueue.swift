@@ -72,7 +72,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 collapseID: row.collapseID,
                 seal: seal(kind: kind, platform: platform, previewJSON: row.preview, publicKey: row.sealPublic, authSecret: row.sealAuth)
             )
-            deliveries.append(ClaimedDelivery(id: row.id, push: push, deviceActive: row.active, user: row.userID))
+            deliveries.append(ClaimedDelivery(id: row.id, push: push, deviceActive: row.active, user: row.userID, traceParent: row.traceParent))
         }
         deliveries.sort { $0.push.priority > $1.push.priority }
         return ClaimedBatch(leaseToken: token, deliveries: deliveries, rejected: rejected)

@@ -1,6 +1,6 @@
 -- securepush.claim_deliveries: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
- RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text)
+ RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text, traceparent text)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
  SET enable_bitmapscan TO 'off'
@@ -29,7 +29,7 @@ BEGIN
         WHERE d.id = c.id AND dev.id = d.device_id
         RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
                   d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
-                  dev.seal_public, dev.seal_auth
+                  dev.seal_public, dev.seal_auth, d.traceparent
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -45,7 +45,7 @@ BEGIN
                 THEN (SELECT n.preview::text FROM securepush.notifications n
                       WHERE n.id = claimed.notification_id AND n.payload IS NOT NULL) END,
            CASE WHEN p_sealed THEN claimed.seal_public END, CASE WHEN p_sealed THEN claimed.seal_auth END,
-           claimed.user_id
+           claimed.user_id, claimed.traceparent
     FROM claimed;
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN

@@ -2,7 +2,7 @@
 -- Many devices' fetches in one statement (ReadBatcher). One row per requested id, or one row for a request
 -- with no granted ids, each carrying its request's session (user_id, or blocked_for when refused).
 CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
- RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
+ RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
  SET enable_bitmapscan TO 'off'
@@ -43,7 +43,7 @@ BEGIN
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
         RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
-                  n.preview::text AS preview
+                  n.preview::text AS preview, n.traceparent
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id)
@@ -59,7 +59,7 @@ BEGIN
            CASE WHEN g.user_id IS NULL
                 THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview
+           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview, m.traceparent
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req

@@ -1,4 +1,6 @@
 -- securepush.erase_preview: routine file (docs/sql.md).
+--
+-- When a notification's payload is purged, its preview and its producer's traceparent go with it.
 CREATE OR REPLACE FUNCTION securepush.erase_preview()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -7,6 +9,7 @@ CREATE OR REPLACE FUNCTION securepush.erase_preview()
 AS $function$
 BEGIN
     NEW.preview := NULL;
+    NEW.traceparent := NULL;
     RETURN NEW;
 END
 $function$;

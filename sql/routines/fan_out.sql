@@ -79,7 +79,7 @@ BEGIN
         PERFORM securepush.events_written(muted_position);
     END IF;
     WITH wanted AS (
-        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency,
+        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
                CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
@@ -103,9 +103,10 @@ BEGIN
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
     )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state)
+    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
+                                       traceparent)
     SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END
+           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END, w.traceparent
     FROM wanted w
     JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
     WHERE w.run_at < w.expires_at;

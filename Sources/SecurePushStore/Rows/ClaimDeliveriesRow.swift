@@ -8,7 +8,7 @@ public struct ClaimDeliveriesRow: FunctionRow {
     public static let function = "securepush.claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer, boolean)"
     public static let columns = [
         "id", "notification_id", "device_id", "platform", "token", "options", "active", "expires_at", "priority", "attempts", "unread",
-        "clear_ids", "urgency", "collapse_id", "preview", "seal_public", "seal_auth", "user_id",
+        "clear_ids", "urgency", "collapse_id", "preview", "seal_public", "seal_auth", "user_id", "traceparent",
     ]
 
     public var id: UUID
@@ -33,6 +33,8 @@ public struct ClaimDeliveriesRow: FunctionRow {
     public var sealPublic: ByteBuffer?
     public var sealAuth: ByteBuffer?
     public var userID: String
+    /// The producer's W3C traceparent, if any.
+    public var traceParent: String?
 
     public init(_ row: NamedRow) throws {
         id = try row("id")
@@ -53,5 +55,6 @@ public struct ClaimDeliveriesRow: FunctionRow {
         sealPublic = try row("seal_public")
         sealAuth = try row("seal_auth")
         userID = try row("user_id")
+        traceParent = try row("traceparent")
     }
 }

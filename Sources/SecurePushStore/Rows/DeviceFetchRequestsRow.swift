@@ -6,7 +6,7 @@ import PostgresNIO
 /// for none).
 public struct DeviceFetchRequestsRow: FunctionRow {
     public static let function = "securepush.device_fetch_requests(uuid[], bytea[], text[], integer[], integer[], uuid[])"
-    public static let columns = ["req", "user_id", "blocked_for", "owned", "live"] + StoredNotification.columns
+    public static let columns = ["req", "user_id", "blocked_for", "owned", "live", "traceparent"] + StoredNotification.columns
 
     /// The request's position, 1-based.
     public var request: Int32
@@ -18,6 +18,8 @@ public struct DeviceFetchRequestsRow: FunctionRow {
     public var owned: Bool
     /// The notification with its payload, when it was the user's and still live.
     public var notification: StoredNotification?
+    /// The producer's W3C traceparent of a notification found (for the fetch's span; never sent to the device).
+    public var traceParent: String?
 
     public init(_ row: NamedRow) throws {
         request = try row("req")
@@ -26,5 +28,6 @@ public struct DeviceFetchRequestsRow: FunctionRow {
         owned = try row("owned", as: Bool?.self) ?? false
         let live = try row("live", as: Bool?.self) ?? false
         notification = live ? try StoredNotification(row) : nil
+        traceParent = live ? try row("traceparent") : nil
     }
 }

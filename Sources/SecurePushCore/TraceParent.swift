@@ -1,0 +1,17 @@
+import Tracing
+
+/// A producer's W3C `traceparent` (`securepush.notifications.traceparent`, migration 029: validated there), and
+/// the span context it names. With no tracer bootstrapped (`SECUREPUSH_OTEL_ENDPOINT` unset) the context is
+/// empty and every span is a no-op.
+public enum TraceParent {
+    /// The context `traceparent` continues, as the bootstrapped instrument (OTel's W3C propagator) reads it.
+    public static func context(_ traceparent: String) -> ServiceContext {
+        var context = ServiceContext.topLevel
+        InstrumentationSystem.instrument.extract(["traceparent": traceparent], into: &context, using: HeaderExtractor())
+        return context
+    }
+
+    struct HeaderExtractor: Extractor {
+        func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
+    }
+}
