@@ -29,8 +29,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         // Sorted keys: identical errors must be byte-identical (404s may not hint at anything).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let body = try encoder.encode(["error": ["code": code.text, "message": message]])
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        var body = ByteBuffer(bytes: try encoder.encode(["error": ["code": code.text, "message": message]]))
+        body.writeInteger(UInt8(ascii: "\n"))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
     /// 401 with a `WWW-Authenticate` challenge.

@@ -18,10 +18,14 @@ enum JSONResponse {
         raw(status, try encoder.encode(value))
     }
 
+    /// A JSON answer of `bytes`, ending with a newline (so `curl` output ends its line and JSON-lines tools
+    /// read it).
     static func raw(_ status: HTTPResponse.Status = .ok, _ bytes: some Sequence<UInt8>) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Array(bytes))))
+        var buffer = ByteBuffer(bytes: Array(bytes))
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
     }
 }

@@ -45,7 +45,7 @@ struct PreferenceRoutes: Sendable {
         let name = context.parameters.get("name") ?? ""
         let input = try await RequestBody.decode(MuteInput.self, request, limits: api.limits, keys: ["muted"], shape: #"{"muted": true}"#)
         do {
-            try await api.database { try await $0.preferences.setMuted(userID: device.userID, category: name, muted: input.muted) }
+            _ = try await api.database { try await $0.preferences.setMuted(userID: device.userID, category: name, muted: input.muted) }
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: .invalidParameter, message: error.message)
         }

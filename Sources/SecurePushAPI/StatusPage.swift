@@ -13,7 +13,7 @@ enum StatusPage {
     /// The page for a report taken at `report.generatedAt`.
     static func render(_ report: StatusReport) -> String {
         let now = report.generatedAt
-        var body = header(subtitle: "generated \(timestamp(now))", healthy: health(report))
+        var body = header(subtitle: "generated \(timestamp(now))", health: report.health)
         body += section("Queue", queue(report))
         body += section("Deliveries finished", outcomes(report))
         body += section("Fetched after the push, last hour", fetches(report))
@@ -27,16 +27,11 @@ enum StatusPage {
     /// The page when the database did not answer (served with 503).
     static func unreachable(at now: Date) -> String {
         document(
-            header(subtitle: "generated \(timestamp(now))", healthy: false)
+            header(subtitle: "generated \(timestamp(now))", health: .init(status: "degraded", reasons: ["the database does not answer"]))
                 + section("Database", "<p class=\"bad\">The database did not answer: no figures can be shown.</p>"))
     }
 
     // MARK: sections
-
-    private static func health(_ report: StatusReport) -> Bool {
-        report.database.reachable && report.database.migrationsPending.isEmpty && report.openCircuits.isEmpty
-            && report.dispatchers.contains { $0.state == .alive }
-    }
 
     private static func queue(_ report: StatusReport) -> String {
         let queue = report.queue
@@ -82,10 +77,14 @@ enum StatusPage {
 
     private static func dispatchers(_ report: StatusReport, now: Date) -> String {
         table(
-            ["state", "dispatcher", "host", "pid", "role", "version", "last heartbeat", "up since", "sent", "failed", "circuits", "listener"],
+            [
+                "state", "dispatcher", "host", "pid", "role", "platforms", "version", "last heartbeat", "up since", "sent", "failed", "circuits",
+                "listener",
+            ],
             report.dispatchers.map { dispatcher in
                 [
                     dispatcher.state.rawValue, String(dispatcher.id.prefix(8)), dispatcher.host, "\(dispatcher.pid)", dispatcher.role,
+                    dispatcher.platforms.isEmpty ? "(not reported)" : dispatcher.platforms.joined(separator: ", "),
                     dispatcher.version, seconds(now.timeIntervalSince(dispatcher.lastHeartbeatAt)) + " ago",
                     timestamp(dispatcher.startedAt), "\(dispatcher.sent)", "\(dispatcher.failed)",
                     dispatcher.circuits.isEmpty ? "all closed" : "\(dispatcher.circuits.count) not closed",
@@ -154,9 +153,14 @@ enum StatusPage {
         """
     }
 
-    private static func header(subtitle: String, healthy: Bool) -> String {
-        let badge = healthy ? "<span class=\"badge ok\">healthy</span>" : "<span class=\"badge bad\">needs attention</span>"
-        return "<header><h1>SecurePush status</h1>\(badge)<span class=\"when\">\(escape(subtitle))</span></header>\n"
+    private static func header(subtitle: String, health: StatusReport.Health) -> String {
+        let ok = health.reasons.isEmpty
+        let badge = ok ? "<span class=\"badge ok\">ok</span>" : "<span class=\"badge bad\">\(escape(health.status))</span>"
+        var html = "<header><h1>SecurePush status</h1>\(badge)<span class=\"when\">\(escape(subtitle))</span></header>\n"
+        if !ok {
+            html += "<ul class=\"reasons bad\">" + health.reasons.map { "<li>\(escape($0))</li>" }.joined() + "</ul>\n"
+        }
+        return html
     }
 
     private static func section(_ title: String, _ content: String) -> String {

@@ -15,6 +15,10 @@ public struct StatusTable {
     /// The table, one figure group per line.
     public func render() -> String {
         var lines: [String] = []
+        lines.append("health        \(report.health.status)")
+        for reason in report.health.reasons {
+            lines.append("  \(reason)")
+        }
         let lag = report.queue.oldestPendingAgeSeconds.map { String(format: "%.3f s", $0) } ?? "none"
         lines.append(
             "database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))"
@@ -51,7 +55,7 @@ public struct StatusTable {
         for dispatcher in report.dispatchers {
             let age = String(format: "%.1f s ago", Date().timeIntervalSince(dispatcher.lastHeartbeatAt))
             lines.append(
-                "  \(pad(dispatcher.state.rawValue, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role) \(dispatcher.version)), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed), listener \(StatusReport.listenerSummary(dispatcher, now: Date()))"
+                "  \(pad(dispatcher.state.rawValue, 8))\(dispatcher.host) pid \(dispatcher.pid) (\(dispatcher.role) \(dispatcher.version), pushes \(dispatcher.platforms.isEmpty ? "(not reported)" : dispatcher.platforms.joined(separator: ", "))), heartbeat \(age), sent \(dispatcher.sent), failed \(dispatcher.failed), listener \(StatusReport.listenerSummary(dispatcher, now: Date()))"
             )
             for circuit in dispatcher.circuits {
                 lines.append(

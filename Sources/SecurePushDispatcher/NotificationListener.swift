@@ -37,7 +37,7 @@ public struct NotificationListener: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await self.listenForever()
         }
     }

@@ -25,7 +25,9 @@ public struct APIAssembly: Sendable {
             devices: DeviceStore(client: client, logger: logger),
             notifications: NotificationStore(client: client, logger: logger, readStatements: configuration.readStatements),
             preferences: PreferenceStore(client: client, logger: logger),
-            status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
+            status: StatusStore(
+                client: client, staleAfter: configuration.database.dispatcherStaleAfter, thresholds: configuration.database.statusThresholds,
+                logger: logger),
             security: SecurityStore(client: client, logger: logger),
             pendingMigrations: { try await migrator.pending(client: client, logger: logger) },
             readiness: {

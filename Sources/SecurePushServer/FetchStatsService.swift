@@ -73,25 +73,33 @@ public final class FetchStatsService: Service {
         init(platform: String, registry: PrometheusCollectorRegistry) {
             self.platform = platform
             self.accepted = registry.makeGauge(
-                name: "securepush_pushes_accepted_last_hour", labels: [("platform", platform)],
-                help: "Pushes the platform accepted in the last hour.")
+                descriptor: MetricNameDescriptor(
+                    metricName: "securepush_pushes_accepted_last_hour", unitName: "", helpText: "Pushes the platform accepted in the last hour."),
+                labels: [("platform", platform)])
             self.fetched = registry.makeGauge(
-                name: "securepush_pushes_fetched_last_hour", labels: [("platform", platform)],
-                help: "Pushes accepted in the last hour whose device has fetched the notification.")
+                descriptor: MetricNameDescriptor(
+                    metricName: "securepush_pushes_fetched_last_hour", unitName: "",
+                    helpText: "Pushes accepted in the last hour whose device has fetched the notification."), labels: [("platform", platform)])
         }
 
         /// The ratio and latency gauges (made again after a removal: the registry returns the live one).
         func ratioAndLatency(registry: PrometheusCollectorRegistry) -> (Gauge, Gauge, Gauge) {
             (
                 registry.makeGauge(
-                    name: "securepush_fetch_ratio", labels: [("platform", platform)],
-                    help: "Pushes accepted in the last hour that their device fetched, divided by the pushes accepted."),
+                    descriptor: MetricNameDescriptor(
+                        metricName: "securepush_fetch_ratio", unitName: "",
+                        helpText: "Pushes accepted in the last hour that their device fetched, divided by the pushes accepted."),
+                    labels: [("platform", platform)]),
                 registry.makeGauge(
-                    name: "securepush_push_to_fetch_seconds", labels: [("platform", platform), ("quantile", "0.5")],
-                    help: "Time from the platform's acceptance of a push to the device's first fetch, last hour."),
+                    descriptor: MetricNameDescriptor(
+                        metricName: "securepush_push_to_fetch_seconds", unitName: "",
+                        helpText: "Time from the platform's acceptance of a push to the device's first fetch, last hour."),
+                    labels: [("platform", platform), ("quantile", "0.5")]),
                 registry.makeGauge(
-                    name: "securepush_push_to_fetch_seconds", labels: [("platform", platform), ("quantile", "0.99")],
-                    help: "Time from the platform's acceptance of a push to the device's first fetch, last hour.")
+                    descriptor: MetricNameDescriptor(
+                        metricName: "securepush_push_to_fetch_seconds", unitName: "",
+                        helpText: "Time from the platform's acceptance of a push to the device's first fetch, last hour."),
+                    labels: [("platform", platform), ("quantile", "0.99")])
             )
         }
 

@@ -32,11 +32,14 @@ public struct Probe: Sendable {
         self.pollInterval = pollInterval
     }
 
-    /// Runs the probe for `userID`. A user without an active device gets a report without devices at once.
-    public func run(userID: String) async throws -> Report {
+    /// Runs the probe for `userID`; `started` is told the probe's id as soon as it is enqueued (so it can be
+    /// fetched or looked up while the probe waits). A user without an active device gets a report without
+    /// devices at once.
+    public func run(userID: String, started: (UUID) -> Void = { _ in }) async throws -> Report {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         let id = try await store.enqueue(userID: userID, ttl: timeout)
+        started(id)
         while true {
             // Fan-out happened with the insert: no row at the first look means no active device.
             let devices = try await store.status(of: id)

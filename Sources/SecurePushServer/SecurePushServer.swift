@@ -131,7 +131,9 @@ public struct SecurePushServer {
         if configuration.role.runsAPI {
             services.append(
                 FetchStatsService(
-                    status: StatusStore(client: client, staleAfter: configuration.database.dispatcherStaleAfter, logger: logger),
+                    status: StatusStore(
+                        client: client, staleAfter: configuration.database.dispatcherStaleAfter,
+                        thresholds: configuration.database.statusThresholds, logger: logger),
                     registry: LoggingBootstrap.metricsRegistry,
                     interval: configuration.http.fetchStatsInterval,
                     timeout: configuration.dispatcher.databaseTimeout,

@@ -25,7 +25,7 @@ struct WebhookService: Service {
         configuration.timeout = .init(connect: .seconds(5))
         configuration.tracing.tracer = nil  // no trace headers to the receiver
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        try? await cancelWhenGracefulShutdown { await self.loop(client) }
+        await cancelWhenGracefulShutdown { await self.loop(client) }
         try await client.shutdown()
     }
 

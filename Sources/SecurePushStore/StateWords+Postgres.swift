@@ -12,7 +12,7 @@ extension StateWord {
     public static var psqlFormat: PostgresFormat { String.psqlFormat }
 
     public func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
-        try rawValue.encode(into: &byteBuffer, context: context)
+        rawValue.encode(into: &byteBuffer, context: context)
     }
 
     public init<JSONDecoder: PostgresJSONDecoder>(

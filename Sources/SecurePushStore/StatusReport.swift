@@ -61,6 +61,22 @@ public struct StatusReport: Codable, Sendable {
         public var listenerConnected: Bool?
         /// When its LISTEN connection last heard from the database, as of its last heartbeat.
         public var listenerHeardAt: Date?
+        /// The platforms it pushes (empty: not reported, an older build).
+        public var platforms: [String] = []
+    }
+
+    /// `ok`, or `degraded` with one reason per condition (`StatusThresholds`).
+    public struct Health: Codable, Sendable, Equatable {
+        /// `ok` or `degraded`.
+        public var status: String
+        /// What is wrong, one sentence each (empty when ok).
+        public var reasons: [String]
+
+        /// Creates a verdict.
+        public init(status: String, reasons: [String]) {
+            self.status = status
+            self.reasons = reasons
+        }
     }
 
     /// A circuit breaker that is open or half-open in an alive dispatcher.
@@ -127,6 +143,8 @@ public struct StatusReport: Codable, Sendable {
     }
 
     public var generatedAt: Date
+    /// `ok` or `degraded`, and why.
+    public var health = Health(status: "ok", reasons: [])
     public var database: Database
     public var queue: Queue
     public var notifications: Notifications

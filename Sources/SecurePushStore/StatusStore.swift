@@ -9,29 +9,35 @@ public struct StatusStore: Sendable {
     /// A dispatcher whose heartbeat is older than this is `stale`; older than twice this, `stopped` (it
     /// could not record its stop, for example in a failover, or it died).
     let staleAfter: Duration
+    /// When the report says "degraded".
+    let thresholds: StatusThresholds
 
     /// Creates the store on an injected client.
-    public init(client: any DatabaseClient, staleAfter: Duration, logger: Logger) {
+    public init(client: any DatabaseClient, staleAfter: Duration, thresholds: StatusThresholds = StatusThresholds(), logger: Logger) {
         self.database = StoreDatabase(client: client, logger: logger)
         self.staleAfter = staleAfter
+        self.thresholds = thresholds
     }
 
     /// Reads the whole report in one snapshot: one read-only, repeatable-read transaction on one connection, so its
     /// figures agree with each other (a delivery is counted once, as pending or in the last minute's outcomes).
     public func report(pendingMigrations: [String]) async throws -> StatusReport {
-        try await database.client.leased { [database, staleAfter] connection in
+        var report = try await database.client.leased { [database, staleAfter, thresholds] connection in
             try await connection.inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: database.logger) {
                 let snapshot = StatusStore(
                     database: StoreDatabase(client: SingleConnectionClient(connection: connection), logger: database.logger),
-                    staleAfter: staleAfter)
+                    staleAfter: staleAfter, thresholds: thresholds)
                 return try await snapshot.read(pendingMigrations: pendingMigrations)
             }
         }
+        report.health = thresholds.health(of: report)
+        return report
     }
 
-    private init(database: StoreDatabase, staleAfter: Duration) {
+    private init(database: StoreDatabase, staleAfter: Duration, thresholds: StatusThresholds) {
         self.database = database
         self.staleAfter = staleAfter
+        self.thresholds = thresholds
     }
 
     /// The report's statements, in whatever transaction `database` runs them.
@@ -106,7 +112,7 @@ public struct StatusStore: Sendable {
                         WHEN last_seen_at > now() - \(staleMilliseconds) * interval '1 millisecond' THEN \(DispatcherState.alive)
                         WHEN last_seen_at > now() - 2 * \(staleMilliseconds) * interval '1 millisecond' THEN \(DispatcherState.stale)
                         ELSE \(DispatcherState.stopped) END,
-                   sent, failed, circuits::text, listener_connected, listener_heard_at
+                   sent, failed, circuits::text, listener_connected, listener_heard_at, coalesce(platforms, '{}')
             FROM securepush.dispatchers
             WHERE coalesce(stopped_at, last_seen_at) > now() - interval '1 hour'
             ORDER BY started_at DESC
@@ -114,15 +120,16 @@ public struct StatusStore: Sendable {
         )
         var result: [StatusReport.Dispatcher] = []
         let decoder = CircuitSnapshot.decoder
-        for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText, listenerUp, listenerHeard) in rows.decode(
-            (UUID, String, Int32, String, String, Date, Date, DispatcherState, Int64, Int64, String, Bool?, Date?).self
-        ) {
+        for try await (id, host, pid, role, version, started, seen, state, sent, failed, circuitsText, listenerUp, listenerHeard, platforms)
+            in rows.decode((UUID, String, Int32, String, String, Date, Date, DispatcherState, Int64, Int64, String, Bool?, Date?, [String]).self)
+        {
             // Written only by heartbeats; a row this build cannot read shows no circuits rather than failing the report.
             let circuits = (try? decoder.decode([CircuitSnapshot].self, from: Data(circuitsText.utf8))) ?? []
             result.append(
                 .init(
                     id: id.uuidString.lowercased(), host: host, pid: pid, role: role, version: version, startedAt: started, lastHeartbeatAt: seen,
-                    state: state, sent: sent, failed: failed, circuits: circuits, listenerConnected: listenerUp, listenerHeardAt: listenerHeard
+                    state: state, sent: sent, failed: failed, circuits: circuits, listenerConnected: listenerUp, listenerHeardAt: listenerHeard,
+                    platforms: platforms
                 )
             )
         }

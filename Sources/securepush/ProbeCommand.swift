@@ -36,7 +36,10 @@ struct ProbeCommand: AsyncParsableCommand {
         let timeout = self.timeout?.duration ?? Self.defaultTimeout
         let user = self.user
         let report = try await DatabaseSession.withClient(configuration, logger: logger) { client in
-            try await Probe(store: ProbeStore(client: client, logger: logger), timeout: timeout).run(userID: user)
+            try await Probe(store: ProbeStore(client: client, logger: logger), timeout: timeout).run(userID: user) { id in
+                // At once, so the id can be fetched (or traced) while the probe waits.
+                FileHandle.standardOutput.write(Data("probe \(id) enqueued for \(user); waiting up to \(timeout) for its pushes and fetches\n".utf8))
+            }
         }
         print(ProbeTable(report: report, timeout: timeout).render())
         guard report.anyAccepted else { throw ExitCode(1) }

@@ -19,8 +19,10 @@ struct StatusCommand: AsyncParsableCommand {
         let (configuration, logger) = try common.loadDatabase()
         let report = try await DatabaseSession.withClient(configuration, logger: logger) { client in
             let pending = try await Migrator(migrations: try Migration.bundled()).pending(client: client, logger: logger)
-            return try await StatusStore(client: client, staleAfter: configuration.dispatcherStaleAfter, logger: logger)
-                .report(pendingMigrations: pending)
+            return try await StatusStore(
+                client: client, staleAfter: configuration.dispatcherStaleAfter, thresholds: configuration.statusThresholds, logger: logger
+            )
+            .report(pendingMigrations: pending)
         }
         if json {
             print(String(decoding: try StatusReport.jsonEncoder.encode(report), as: UTF8.self))

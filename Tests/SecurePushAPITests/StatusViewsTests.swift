@@ -25,7 +25,8 @@ struct StatusViewsTests {
                 .init(
                     id: "5f0c0a4e-0000-4000-8000-000000000001", host: "dispatch-host-a", pid: 41053, role: "dispatcher", version: "9.8.7",
                     startedAt: now.addingTimeInterval(-600), lastHeartbeatAt: now.addingTimeInterval(-1), state: .alive, sent: 41051,
-                    failed: 41052, circuits: [circuit], listenerConnected: true, listenerHeardAt: now.addingTimeInterval(-2))
+                    failed: 41052, circuits: [circuit], listenerConnected: true, listenerHeardAt: now.addingTimeInterval(-2),
+                    platforms: ["platform-word-41054"])
             ],
             openCircuits: [
                 .init(platform: "webpush", host: "push.example.net", state: .open, openUntil: circuit.openUntil, dispatcher: "5f0c0a4e")
@@ -37,7 +38,9 @@ struct StatusViewsTests {
             ],
             securityEventsLastHour: ["throttled": 41041, "device_registered": 41042]
         )
-        return report
+        var healthy = report
+        healthy.health = .init(status: "degraded", reasons: ["health-reason-41071"])
+        return healthy
     }
 
     /// Every figure in `value`, found by walking its stored properties (so a figure added to the report is checked

@@ -72,7 +72,7 @@ struct QuietHoursPropertyTests {
         let (zoneList, startList, endList, baseList, offsetList) = (zones, starts, ends, bases, offsets)
         try await TestDatabase.with { db in
             try await db.client.withConnection { connection in
-                try await connection.query(PostgresQuery(unsafeSQL: Self.oracle), logger: db.logger).collect()
+                _ = try await connection.query(PostgresQuery(unsafeSQL: Self.oracle), logger: db.logger).collect()
                 let rows = try await connection.query(
                     """
                     SELECT z, s::text, e::text, at::text, securepush.quiet_release(z, s, e, at)::text, pg_temp.oracle(z, s, e, at)::text

@@ -103,7 +103,7 @@ public final class PrimaryRouter: DatabaseClient, Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await self.followPrimary()
         }
         state.withLockedValue { $0.client = nil }
