@@ -9,6 +9,8 @@ public struct DatabaseConfiguration: Sendable {
     public var url: DatabaseURL
     /// `SECUREPUSH_LOG_LEVEL` (or `--log-level`).
     public var logLevel: Logger.Level
+    /// Text or JSON lines (`SECUREPUSH_LOG_FORMAT`, default text).
+    public var logFormat: LogFormat
     /// The TTL of notifications inserted without one (`SECUREPUSH_DEFAULT_TTL`), written to the database.
     public var defaultTTL: Duration
     /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
@@ -37,8 +39,12 @@ public struct DatabaseConfiguration: Sendable {
             maxRegistrationsPerHour: maxRegistrationsPerHour, criticalUrgency: criticalUrgency)
     }
 
-    /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence.
-    public init(values: ConfigurationValues, databaseURL: String? = nil, logLevel: Logger.Level? = nil) throws {
+    /// Reads the settings; `databaseURL` and `logLevel` (command-line flags) take precedence. Without either a flag
+    /// or `SECUREPUSH_LOG_LEVEL`, the level is `defaultLogLevel` (`serve`: info; the other commands: warning, so
+    /// that they print their answer alone).
+    public init(values: ConfigurationValues, databaseURL: String? = nil, logLevel: Logger.Level? = nil, defaultLogLevel: Logger.Level = .info)
+        throws
+    {
         guard let url = databaseURL ?? values.string("DATABASE_URL") else {
             throw ConfigurationError("DATABASE_URL is not set (postgres://user:password@host:port/database)")
         }
@@ -47,8 +53,10 @@ public struct DatabaseConfiguration: Sendable {
             self.logLevel = logLevel
         } else {
             let names = Logger.Level.allCases.map(\.rawValue)
-            self.logLevel = Logger.Level(rawValue: try values.choice("SECUREPUSH_LOG_LEVEL", default: "info", allowed: names))!
+            self.logLevel = Logger.Level(rawValue: try values.choice("SECUREPUSH_LOG_LEVEL", default: defaultLogLevel.rawValue, allowed: names))!
         }
+        self.logFormat = LogFormat(
+            rawValue: try values.choice("SECUREPUSH_LOG_FORMAT", default: LogFormat.text.rawValue, allowed: LogFormat.allCases.map(\.rawValue)))!
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
         self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
         self.maxRegistrationsPerHour = try values.int("SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR", default: 60, in: 0...100_000)

@@ -14,9 +14,11 @@ struct CommonOptions: ParsableArguments {
     /// The database settings alone (what `migrate` and `status` need), or a clear error.
     func loadDatabase() throws -> (DatabaseConfiguration, Logger) {
         let configuration = try configurationError {
-            try DatabaseConfiguration(values: ConfigurationValues(ProcessInfo.processInfo.environment), databaseURL: databaseURL, logLevel: logLevel)
+            try DatabaseConfiguration(
+                values: ConfigurationValues(ProcessInfo.processInfo.environment), databaseURL: databaseURL, logLevel: logLevel,
+                defaultLogLevel: .warning)
         }
-        return (configuration, Self.bootstrap(configuration.logLevel))
+        return (configuration, Self.bootstrap(configuration.logLevel, configuration.logFormat))
     }
 
     /// The whole configuration (what `serve` needs), with `overrides` from its flags, or a clear error.
@@ -27,7 +29,7 @@ struct CommonOptions: ParsableArguments {
         let configuration = try configurationError {
             try SecurePushConfiguration(environment: ProcessInfo.processInfo.environment, overrides: overrides)
         }
-        return (configuration, Self.bootstrap(configuration.logLevel))
+        return (configuration, Self.bootstrap(configuration.logLevel, configuration.database.logFormat))
     }
 
     private func configurationError<T>(_ body: () throws -> T) throws -> T {
@@ -38,8 +40,8 @@ struct CommonOptions: ParsableArguments {
         }
     }
 
-    private static func bootstrap(_ level: Logger.Level) -> Logger {
-        LoggingBootstrap.bootstrap(level: level)
+    private static func bootstrap(_ level: Logger.Level, _ format: LogFormat) -> Logger {
+        LoggingBootstrap.bootstrap(level: level, format: format)
         var logger = Logger(label: "securepush")
         logger.logLevel = level
         return logger

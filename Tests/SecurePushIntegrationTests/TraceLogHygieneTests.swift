@@ -38,8 +38,10 @@ struct TraceLogHygieneTests {
         secrets.flatMap { name, secret in forms(secret).filter { output.contains($0) }.map { "\(name) as \($0.prefix(24))…" } }
     }
 
-    @Test("serve --role all at trace: registration, enqueue, push and read leave no secret in the log")
-    func serveAtTrace() async throws {
+    @Test(
+        "serve --role all at trace: registration, enqueue, push and read leave no secret in the log, as text or JSON lines",
+        arguments: ["text", "json"])
+    func serveAtTrace(format: String) async throws {
         try await TestDatabase.with { db in
             var url = db.url
             url.password = Self.password
@@ -50,7 +52,7 @@ struct TraceLogHygieneTests {
             let outbox = directory.appendingPathComponent("outbox.jsonl")
             let environment = [
                 "DATABASE_URL": url.urlString, "SECUREPUSH_LOG_LEVEL": "trace", "SECUREPUSH_PROVIDERS": "simulated",
-                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path, "SECUREPUSH_SEALED_PREVIEWS": "on",
+                "SECUREPUSH_SIMULATED_OUTBOX": outbox.path, "SECUREPUSH_SEALED_PREVIEWS": "on", "SECUREPUSH_LOG_FORMAT": format,
             ]
             // The device's sealing key: its auth secret is a secret the server holds and must never write out.
             let sealPublic = P256.KeyAgreement.PrivateKey().publicKey.x963Representation.base64URLEncodedString
@@ -117,6 +119,25 @@ struct TraceLogHygieneTests {
             #expect(output.contains("trace") || output.contains("debug"), "the log was written at trace")
             #expect(output.count > 1000, "the log has content: \(output.count) characters")
             #expect(Self.leaks(in: output, secrets: secrets).isEmpty, "leaked: \(Self.leaks(in: output, secrets: secrets))")
+            if format == "json" {
+                let lines = output.split(separator: "\n")
+                let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(objects.count == lines.count, "every line is one JSON object: \(lines.count - objects.count) are not")
+                #expect(objects.allSatisfy { $0["level"] is String && $0["message"] is String && $0["time"] is String && $0["source"] is String })
+                #expect(objects.contains { ($0["metadata"] as? [String: Any])?.isEmpty == false }, "metadata is kept as an object")
+            }
+        }
+    }
+
+    @Test("without a log level, commands print their answer alone: no connection line")
+    func commandsPrintTheirAnswer() async throws {
+        try await TestDatabase.with { db in
+            let status = try await runSecurepush(["status"], environment: ["DATABASE_URL": db.url.urlString])
+            #expect(status.status == 0)
+            #expect(status.output.hasPrefix("health "), "the table first: \(status.output.prefix(200))")
+            #expect(!status.output.contains("connected to the writable primary"))
+            let json = try await runSecurepush(["status", "--json"], environment: ["DATABASE_URL": db.url.urlString])
+            #expect((try? JSONSerialization.jsonObject(with: Data(json.output.utf8))) != nil, "the JSON alone: \(json.output.prefix(200))")
         }
     }
 
