@@ -2539,7 +2539,8 @@ CREATE TABLE securepush.schema_migrations (
     version integer NOT NULL,
     name text NOT NULL,
     checksum text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    oldest_build text
 );
 
 

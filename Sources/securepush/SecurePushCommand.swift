@@ -1,5 +1,5 @@
 import ArgumentParser
-import SecurePushServer
+import SecurePushCore
 
 @main
 struct SecurePushCommand: AsyncParsableCommand {

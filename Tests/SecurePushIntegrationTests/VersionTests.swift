@@ -1,5 +1,5 @@
 import Foundation
-import SecurePushServer
+import SecurePushCore
 import SecurePushTestSupport
 import Testing
 

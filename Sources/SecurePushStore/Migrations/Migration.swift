@@ -11,6 +11,14 @@ public struct Migration: Sendable, Hashable {
     public var sql: String
     /// SHA-256 of the file, hex; an applied file whose checksum changed is refused.
     public var checksum: String
+    /// The oldest build that may run on a schema with this migration, from the file's header line
+    /// `-- securepush: oldest build X.Y.Z` (written by `ops/release-migration`; `nil` without one: only builds
+    /// that know the file). Recorded when applied, so an older build that restarts after a rolling upgrade's
+    /// migration can tell that the newer schema still serves it (docs/operations.md § Upgrading).
+    public var oldestBuild: String?
+
+    /// The header line that declares `oldestBuild`.
+    public static let oldestBuildPrefix = "-- securepush: oldest build "
 
     /// Creates a migration from its file name and text.
     public init(name: String, sql: String) throws {
@@ -21,6 +29,9 @@ public struct Migration: Sendable, Hashable {
         self.name = name
         self.sql = sql
         self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.oldestBuild = sql.split(separator: "\n", maxSplits: 20).lazy
+            .first { $0.hasPrefix(Self.oldestBuildPrefix) }
+            .map { String($0.dropFirst(Self.oldestBuildPrefix.count)).trimmingCharacters(in: .whitespaces) }
     }
 
     /// Whether a file in `sql/` is a migration: `NNN_description.sql` (`schema.sql`, the generated dump, is not).

@@ -5,7 +5,9 @@ import SecurePushCore
 
 /// Applies `sql/` migrations: idempotent, serialized across processes by an advisory lock,
 /// recorded in `<schema>.schema_migrations` (`securepush`, or `securepush_relay` for the push relay's own
-/// database and `sql/relay/`), refusing to run when an applied file was edited.
+/// database and `sql/relay/`), refusing to run when an applied file was edited, and refusing a newer schema
+/// unless each migration this build does not know allows it (`Migration.oldestBuild`: the compatibility rule
+/// of rolling upgrades and rollbacks, docs/operations.md § Upgrading).
 public struct Migrator: Sendable {
     /// The advisory lock key all SecurePush migrators take ("SecPush" in ASCII).
     static let lockKey: Int64 = 0x5365_6350_7573_68
@@ -15,11 +17,14 @@ public struct Migrator: Sendable {
     public let migrations: [Migration]
     /// The schema the migrations create and record themselves in.
     public let schema: String
+    /// This build's version, compared with the oldest build a newer migration allows.
+    public let build: String
 
     /// Creates a migrator for the given files, recorded in `schema` (a constant of this code, never input).
-    public init(migrations: [Migration], schema: String = "securepush") {
+    public init(migrations: [Migration], schema: String = "securepush", build: String = SecurePushVersion.current) {
         self.migrations = migrations
         self.schema = schema
+        self.build = build
     }
 
     /// The push relay's migrator (`sql/relay/`, schema `securepush_relay`).
@@ -84,7 +89,8 @@ public struct Migrator: Sendable {
                             name text NOT NULL,
                             checksum text NOT NULL,
                             applied_at timestamptz NOT NULL DEFAULT now()
-                        )')
+                        );
+                        ALTER TABLE \(schema).schema_migrations ADD COLUMN IF NOT EXISTS oldest_build text')
                     """),
             logger: logger
         )
@@ -96,10 +102,12 @@ public struct Migrator: Sendable {
             do {
                 try await connection.inTransaction(logger: logger) {
                     _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
-                    var record = PostgresQuery(unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)")
+                    var record = PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name, checksum, oldest_build) VALUES ($1, $2, $3, $4)")
                     record.binds.append(migration.version)
                     record.binds.append(migration.name)
                     record.binds.append(migration.checksum)
+                    record.binds.append(migration.oldestBuild)
                     _ = try await connection.query(record, logger: logger)
                 }
             } catch {
@@ -111,22 +119,39 @@ public struct Migrator: Sendable {
         return names
     }
 
-    private func appliedMigrations(on connection: PostgresConnection, logger: Logger) async throws -> [Int: (name: String, checksum: String)] {
-        var applied: [Int: (name: String, checksum: String)] = [:]
+    /// An applied migration as `schema_migrations` records it.
+    struct Applied {
+        var name: String
+        var checksum: String
+        var oldestBuild: String?
+    }
+
+    private func appliedMigrations(on connection: PostgresConnection, logger: Logger) async throws -> [Int: Applied] {
+        var applied: [Int: Applied] = [:]
+        // A database the migrator has not touched since oldest_build was added has none: select it only when present.
+        let hasOldestBuild =
+            try await connection.query(
+                "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(\(schema + ".schema_migrations")) AND attname = 'oldest_build')",
+                logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
+        let column = hasOldestBuild ? "oldest_build" : "NULL::text"
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT version, name, checksum FROM \(schema).schema_migrations"), logger: logger)
-        for try await (version, name, checksum) in rows.decode((Int, String, String).self) {
-            applied[version] = (name, checksum)
+            PostgresQuery(unsafeSQL: "SELECT version, name, checksum, \(column) FROM \(schema).schema_migrations"), logger: logger)
+        for try await (version, name, checksum, oldestBuild) in rows.decode((Int, String, String, String?).self) {
+            applied[version] = Applied(name: name, checksum: checksum, oldestBuild: oldestBuild)
         }
         return applied
     }
 
-    private func verify(applied: [Int: (name: String, checksum: String)]) throws {
+    private func verify(applied: [Int: Applied]) throws {
         let byVersion = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
         for (version, record) in applied.sorted(by: { $0.key < $1.key }) {
             guard let file = byVersion[version] else {
+                // A newer schema: this build runs on it only if the migration says builds as old as this one may.
+                if let oldest = record.oldestBuild, !SecurePushVersion.precedes(build, oldest) { continue }
+                let allows = record.oldestBuild.map { "builds from \($0) on" } ?? "only builds that know it"
                 throw MigrationError(
-                    "the database has migration \(record.name) applied, which this build does not know; refusing to run an older build"
+                    "the database has migration \(record.name) applied, which this build (\(build)) does not know and which allows \(allows); refusing to run an older build (deploy a newer one, or restore the database)"
                 )
             }
             guard file.checksum == record.checksum else {
