@@ -39,6 +39,25 @@ COMMENT ON EXTENSION pgcrypto IS 'cryptographic functions';
 
 
 --
+-- Name: announce_events(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.announce_events(last_head text) RETURNS text
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    head text := securepush.events_head();
+BEGIN
+    IF head <> '0:0' AND head IS DISTINCT FROM last_head THEN
+        PERFORM pg_notify('securepush_events', head);
+    END IF;
+    RETURN head;
+END
+$$;
+
+
+--
 -- Name: audit(text, text, uuid, text); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -578,21 +597,14 @@ CREATE FUNCTION securepush.delivery_outcome_events() RETURNS trigger
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-        SELECT r.notification_id, r.device_id, r.platform,
-               CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
-                              ELSE r.outcome END,
-               CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
-                              WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
-        FROM new_rows r WHERE r.kind = 'notify'
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+    SELECT r.notification_id, r.device_id, r.platform,
+           CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
+                          ELSE r.outcome END,
+           CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
+                          WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
+    FROM new_rows r WHERE r.kind = 'notify';
     RETURN NULL;
 END
 $$;
@@ -607,17 +619,10 @@ CREATE FUNCTION securepush.delivery_queued_events() RETURNS trigger
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-        SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
-        FROM new_rows r WHERE r.kind = 'notify'
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+    SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
+    FROM new_rows r WHERE r.kind = 'notify';
     RETURN NULL;
 END
 $$;
@@ -1033,19 +1038,6 @@ $$;
 
 
 --
--- Name: events_written(bigint); Type: FUNCTION; Schema: securepush; Owner: -
---
-
-CREATE FUNCTION securepush.events_written(last_position bigint) RETURNS void
-    LANGUAGE sql
-    SET jit TO 'off'
-    AS $$
-    SELECT pg_notify('securepush_events', pg_current_xact_id()::text || ':' || last_position)
-    WHERE last_position IS NOT NULL
-$$;
-
-
---
 -- Name: fan_out(); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1055,8 +1047,6 @@ CREATE FUNCTION securepush.fan_out() RETURNS trigger
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
-DECLARE
-    muted_position bigint;
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
        AND coalesce((SELECT value FROM securepush.settings WHERE key = 'critical_urgency'), 'off') <> 'on' THEN
@@ -1107,16 +1097,11 @@ BEGIN
     END IF;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.category IS NOT NULL) THEN
-        WITH added AS (
-            INSERT INTO securepush.delivery_events (notification_id, event, detail)
-            SELECT n.id, 'muted', n.category
-            FROM new_notifications n
-            WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-              AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category)
-            RETURNING position
-        )
-        SELECT max(position) INTO muted_position FROM added;
-        PERFORM securepush.events_written(muted_position);
+        INSERT INTO securepush.delivery_events (notification_id, event, detail)
+        SELECT n.id, 'muted', n.category
+        FROM new_notifications n
+        WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
@@ -1169,17 +1154,10 @@ CREATE FUNCTION securepush.fetch_events() RETURNS trigger
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
-        SELECT r.notification_id, r.device_id, d.platform, 'fetched'
-        FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
+    SELECT r.notification_id, r.device_id, d.platform, 'fetched'
+    FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id;
     RETURN NULL;
 END
 $$;

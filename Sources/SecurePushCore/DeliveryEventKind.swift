@@ -1,5 +1,5 @@
 /// An outcome event's word (`securepush.delivery_events.event`, checked by `delivery_events_event_valid`,
-/// `sql/028_delivery_events.sql`): the changes of a notification's fate that a producer can follow with
+/// `sql/028_outcomes_and_traces.sql`): the changes of a notification's fate that a producer can follow with
 /// `securepush.events_after` and `LISTEN securepush_events`.
 public enum DeliveryEventKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A delivery to one device was created (detail `scheduled` while it waits for its time).

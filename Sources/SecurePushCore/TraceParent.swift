@@ -1,6 +1,6 @@
 import Tracing
 
-/// A producer's W3C `traceparent` (`securepush.notifications.traceparent`, migration 029: validated there), and
+/// A producer's W3C `traceparent` (`securepush.notifications.traceparent`, migration 028: validated there), and
 /// the span context it names. With no tracer bootstrapped (`SECUREPUSH_OTEL_ENDPOINT` unset) the context is
 /// empty and every span is a no-op.
 public enum TraceParent {

@@ -102,6 +102,10 @@ public struct SecurePushServer {
                 logger: logger
             )
             services.append(contentsOf: assembly.services)
+            services.append(
+                EventAnnouncer(
+                    store: EventAnnouncementStore(client: dispatcherClient, logger: logger), interval: EventAnnouncer.defaultInterval,
+                    logger: logger))
             if let webhook = configuration.webhook {
                 services.append(WebhookService(store: WebhookStore(client: dispatcherClient, logger: logger), settings: webhook, logger: logger))
             }

@@ -10,21 +10,14 @@ CREATE OR REPLACE FUNCTION securepush.delivery_outcome_events()
  SET jit TO 'off'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-        SELECT r.notification_id, r.device_id, r.platform,
-               CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
-                              ELSE r.outcome END,
-               CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
-                              WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
-        FROM new_rows r WHERE r.kind = 'notify'
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+    SELECT r.notification_id, r.device_id, r.platform,
+           CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
+                          ELSE r.outcome END,
+           CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
+                          WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
+    FROM new_rows r WHERE r.kind = 'notify';
     RETURN NULL;
 END
 $function$;

@@ -9,17 +9,10 @@ CREATE OR REPLACE FUNCTION securepush.delivery_queued_events()
  SET jit TO 'off'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-        SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
-        FROM new_rows r WHERE r.kind = 'notify'
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+    SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
+    FROM new_rows r WHERE r.kind = 'notify';
     RETURN NULL;
 END
 $function$;

@@ -15,8 +15,6 @@ CREATE OR REPLACE FUNCTION securepush.fan_out()
  SET jit TO 'off'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
-DECLARE
-    muted_position bigint;
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
        AND coalesce((SELECT value FROM securepush.settings WHERE key = 'critical_urgency'), 'off') <> 'on' THEN
@@ -67,16 +65,11 @@ BEGIN
     END IF;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.category IS NOT NULL) THEN
-        WITH added AS (
-            INSERT INTO securepush.delivery_events (notification_id, event, detail)
-            SELECT n.id, 'muted', n.category
-            FROM new_notifications n
-            WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-              AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category)
-            RETURNING position
-        )
-        SELECT max(position) INTO muted_position FROM added;
-        PERFORM securepush.events_written(muted_position);
+        INSERT INTO securepush.delivery_events (notification_id, event, detail)
+        SELECT n.id, 'muted', n.category
+        FROM new_notifications n
+        WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,

@@ -9,17 +9,10 @@ CREATE OR REPLACE FUNCTION securepush.fetch_events()
  SET jit TO 'off'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
-DECLARE
-    last_position bigint;
 BEGIN
-    WITH added AS (
-        INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
-        SELECT r.notification_id, r.device_id, d.platform, 'fetched'
-        FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id
-        RETURNING position
-    )
-    SELECT max(position) INTO last_position FROM added;
-    PERFORM securepush.events_written(last_position);
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
+    SELECT r.notification_id, r.device_id, d.platform, 'fetched'
+    FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id;
     RETURN NULL;
 END
 $function$;
