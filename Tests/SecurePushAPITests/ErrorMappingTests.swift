@@ -130,17 +130,17 @@ struct ErrorMappingTests {
         }
     }
 
-    @Test("an APIError is written as sorted, stable JSON with no-store and its own headers")
+    @Test("an APIError is written as sorted, stable JSON ending with a newline, with no-store and its own headers")
     func body() async throws {
         let (response, body) = try await Self.render(APIError(.badRequest, code: .invalidCursor, message: "Bad \"cursor\"."))
         #expect(response.status == .badRequest)
-        #expect(body == #"{"error":{"code":"invalid_cursor","message":"Bad \"cursor\"."}}"#)
+        #expect(body == #"{"error":{"code":"invalid_cursor","message":"Bad \"cursor\"."}}"# + "\n")
         #expect(response.headers[.contentType] == "application/json; charset=utf-8")
         #expect(response.headers[.cacheControl] == "no-store")
         let (unavailable, unavailableBody) = try await Self.render(.unavailable)
         #expect(unavailable.status == .serviceUnavailable)
         #expect(unavailable.headers[.retryAfter] == "1")
-        #expect(unavailableBody == #"{"error":{"code":"unavailable","message":"The service is temporarily unavailable; try again."}}"#)
+        #expect(unavailableBody == #"{"error":{"code":"unavailable","message":"The service is temporarily unavailable; try again."}}"# + "\n")
         let (unauthorized, _) = try await Self.render(.unauthorized("No."))
         #expect(unauthorized.headers[.wwwAuthenticate] == #"Bearer realm="securepush", error="invalid_token""#)
     }
