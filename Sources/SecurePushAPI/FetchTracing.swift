@@ -9,13 +9,8 @@ enum FetchTracing {
     /// Records the fetch that started at `start` and returned `results`.
     static func record(_ results: [FetchedNotification], route: String, start: DefaultTracerClock.Instant) {
         let parents = results.compactMap(\.traceParent)
-        guard !parents.isEmpty else { return }
-        let span = InstrumentationSystem.tracer.startSpan("securepush.fetch", context: .topLevel, ofKind: .server, at: start)
-        span.attributes["http.route"] = route
-        span.attributes["securepush.fetched"] = parents.count
-        for parent in parents {
-            span.addLink(SpanLink(context: TraceParent.context(parent), attributes: [:]))
-        }
-        span.end()
+        TraceParent.recordLinked(
+            "securepush.fetch", ofKind: .server, start: start, parents: parents,
+            attributes: ["http.route": .string(route), "securepush.fetched": .int64(Int64(parents.count))])
     }
 }

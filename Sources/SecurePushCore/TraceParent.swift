@@ -14,4 +14,18 @@ public enum TraceParent {
     struct HeaderExtractor: Extractor {
         func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
     }
+
+    /// Records a span that started at `start` and links each producer context in `parents` (a batch has no single
+    /// parent), with `attributes`; nothing when none of them is traced.
+    public static func recordLinked(
+        _ name: String, ofKind kind: SpanKind, start: DefaultTracerClock.Instant, parents: [String], attributes: SpanAttributes
+    ) {
+        guard !parents.isEmpty else { return }
+        let span = InstrumentationSystem.tracer.startSpan(name, context: .topLevel, ofKind: kind, at: start)
+        span.attributes = attributes
+        for parent in parents {
+            span.addLink(SpanLink(context: context(parent), attributes: [:]))
+        }
+        span.end()
+    }
 }

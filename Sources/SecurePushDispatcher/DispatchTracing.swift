@@ -9,15 +9,9 @@ import Tracing
 enum DispatchTracing {
     /// Records the claim that took `batch` (started at `start`), if any of its deliveries is traced.
     static func recordClaim(_ batch: ClaimedBatch, lane: Int, start: DefaultTracerClock.Instant) {
-        let parents = batch.deliveries.compactMap(\.traceParent)
-        guard !parents.isEmpty else { return }
-        let span = InstrumentationSystem.tracer.startSpan("securepush.claim", context: .topLevel, ofKind: .consumer, at: start)
-        span.attributes["securepush.claimed"] = batch.deliveries.count
-        span.attributes["securepush.lane"] = lane
-        for parent in parents {
-            span.addLink(SpanLink(context: TraceParent.context(parent), attributes: [:]))
-        }
-        span.end()
+        TraceParent.recordLinked(
+            "securepush.claim", ofKind: .consumer, start: start, parents: batch.deliveries.compactMap(\.traceParent),
+            attributes: ["securepush.claimed": .int64(Int64(batch.deliveries.count)), "securepush.lane": .int64(Int64(lane))])
     }
 
     /// Runs `send` for `delivery` inside its push span when its notification is traced.
