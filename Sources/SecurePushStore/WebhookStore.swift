@@ -24,11 +24,7 @@ public struct WebhookStore: Sendable {
     public func deliverNext(limit: Int, _ deliver: @Sendable ([OutcomeEvent]) async throws -> Void) async throws -> Int {
         try await client.leased { connection in
             try await connection.inTransaction(logger: logger) {
-                let locked =
-                    try await connection.query(
-                        "SELECT pg_try_advisory_xact_lock(hashtextextended('securepush.webhook_state', 0))", logger: logger
-                    ).collect().first?.decode(Bool.self) ?? false
-                guard locked else { return 0 }
+                guard try await connection.tryTransactionLock("securepush.webhook_state", logger: logger) else { return 0 }
                 let stored =
                     try await connection.query("SELECT cursor FROM securepush.webhook_state WHERE id = 1", logger: logger)
                     .collect().first?.decode(String.self)

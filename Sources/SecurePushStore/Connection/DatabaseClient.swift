@@ -52,4 +52,12 @@ extension PostgresConnection {
             throw error
         }
     }
+
+    /// Takes the transaction-level advisory lock named `name` if no other session holds it (false otherwise): one
+    /// process at a time works through a queue (the relay's registrations, the outcome webhook) in order. The lock
+    /// writes nothing, so the transaction holds back no snapshot's xmin.
+    func tryTransactionLock(_ name: String, logger: Logger) async throws -> Bool {
+        try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(name), 0))", logger: logger).collect().first?.decode(Bool.self)
+            ?? false
+    }
 }
