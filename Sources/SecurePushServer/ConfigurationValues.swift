@@ -19,6 +19,11 @@ public struct ConfigurationValues: Sendable {
         return value
     }
 
+    /// The non-empty values among `keys`.
+    public func strings(_ keys: some Sequence<String>) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: keys.compactMap { key in string(key).map { (key, $0) } })
+    }
+
     /// An integer within `range`, or `defaultValue` when unset.
     public func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let raw = string(key) else { return defaultValue }

@@ -7,6 +7,9 @@ import SecurePushStore
 public struct DatabaseConfiguration: Sendable {
     /// `DATABASE_URL` (or `--database-url`).
     public var url: DatabaseURL
+    /// How long `serve` and `migrate` retry their start-up check while the database is unreachable, a
+    /// standby or not yet migrated (`SECUREPUSH_STARTUP_WAIT`, default 0: fail at once).
+    public var startupWait: Duration
     /// `SECUREPUSH_LOG_LEVEL` (or `--log-level`).
     public var logLevel: Logger.Level
     /// Text or JSON lines (`SECUREPUSH_LOG_FORMAT`, default text).
@@ -48,7 +51,8 @@ public struct DatabaseConfiguration: Sendable {
         guard let url = databaseURL ?? values.string("DATABASE_URL") else {
             throw ConfigurationError("DATABASE_URL is not set (postgres://user:password@host:port/database)")
         }
-        self.url = try DatabaseURL(url)
+        self.url = try DatabaseURL(url, environment: values.strings(DatabaseURL.environmentDefaults.keys))
+        _ = try self.url.tlsConfiguration()  // unreadable certificate files fail here, with a message naming them
         if let logLevel {
             self.logLevel = logLevel
         } else {
@@ -58,6 +62,7 @@ public struct DatabaseConfiguration: Sendable {
         self.logFormat = LogFormat(
             rawValue: try values.choice("SECUREPUSH_LOG_FORMAT", default: LogFormat.text.rawValue, allowed: LogFormat.allCases.map(\.rawValue)))!
         self.defaultTTL = try values.duration("SECUREPUSH_DEFAULT_TTL", default: .seconds(7 * 86_400), in: .seconds(1)...(.seconds(365 * 86_400)))
+        self.startupWait = try values.duration("SECUREPUSH_STARTUP_WAIT", default: .zero, in: .zero...(.seconds(86_400)))
         self.maxDevicesPerUser = try values.int("SECUREPUSH_MAX_DEVICES_PER_USER", default: 20, in: 1...10_000)
         self.maxRegistrationsPerHour = try values.int("SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR", default: 60, in: 0...100_000)
         self.readSync = try values.choice("SECUREPUSH_READ_SYNC", default: "on", allowed: ["on", "off"]) == "on"

@@ -66,10 +66,10 @@ public struct SecurePushServer {
             ? try ProviderFactory.makeProviders(
                 configuration, httpClient: httpClient, pinnedClients: pinnedClients, relay: relay.map { ($0.client, $0.outbox) }, logger: logger)
             : []
-        try await StartupGate(
+        let gate = StartupGate(
             configuration: configuration.database, timeout: .seconds(10),
-            relayPlatforms: configuration.role.runsDispatcher ? configuration.relayClient?.platforms ?? [] : nil, logger: logger
-        ).check()
+            relayPlatforms: configuration.role.runsDispatcher ? configuration.relayClient?.platforms ?? [] : nil, logger: logger)
+        try await StartupWait(limit: configuration.database.startupWait).run(logger: logger) { try await gate.check() }
 
         // The API's request pool is busy; a dispatcher-only process uses this pool only for the
         // payload purge and its operations routes.

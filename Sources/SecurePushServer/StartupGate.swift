@@ -6,7 +6,9 @@ import SecurePushStore
 /// What `securepush serve` checks before any service starts: a writable primary is reachable among
 /// `DATABASE_URL`'s hosts (a standby is named as one, not mistaken for an unmigrated database), it is fully
 /// migrated, and the settings producers' SQL reads (the default TTL) are written. On one dedicated
-/// connection, under one deadline, so a missing or unmigrated database fails start-up within seconds.
+/// connection, under one deadline, so a missing or unmigrated database fails start-up within seconds; what
+/// may yet come true (unreachable, a standby, migrations pending) is thrown as `StartupNotReady`, which
+/// `StartupWait` retries for `SECUREPUSH_STARTUP_WAIT`.
 struct StartupGate {
     let configuration: DatabaseConfiguration
     let timeout: Duration
@@ -35,19 +37,21 @@ struct StartupGate {
             }
         } catch let error as ConfigurationError {
             throw error
+        } catch let error as StartupNotReady {
+            throw error
         } catch let error as NoWritablePrimary where error.onlyStandbys {
-            throw ConfigurationError(
+            throw StartupNotReady(
                 "the database at DATABASE_URL is a read-only standby (\(error.outcomes.joined(separator: "; "))): point DATABASE_URL at the primary, or list every node (postgres://user@host1,host2,host3/db) so SecurePush finds the primary"
             )
         } catch let error as MigrationError {
             throw ConfigurationError("the database schema does not match this build: \(error.message)")
         } catch {
             if let error = error as? NoWritablePrimary {
-                throw ConfigurationError(
+                throw StartupNotReady(
                     "cannot use the database at DATABASE_URL (\(error)): check that it exists and is reachable, then run `securepush migrate`")
             }
-            logger.databaseError("start-up check failed", error, level: .error)
-            throw ConfigurationError(
+            logger.databaseError("start-up check failed", error, level: .debug)
+            throw StartupNotReady(
                 "cannot use the database at DATABASE_URL (\(DatabaseErrorSummary(error))): check that it exists and is reachable, then run `securepush migrate`"
             )
         }
@@ -56,7 +60,7 @@ struct StartupGate {
     private static func check(_ connection: PostgresConnection, configuration: DatabaseConfiguration, logger: Logger) async throws {
         let pending = try await Migrator(migrations: try Migration.bundled()).pending(on: connection, logger: logger)
         guard pending.isEmpty else {
-            throw ConfigurationError("the database needs migrations \(pending.joined(separator: ", ")); run `securepush migrate` first")
+            throw StartupNotReady("the database needs migrations \(pending.joined(separator: ", ")); run `securepush migrate` first")
         }
         try await SettingsStore.write(configuration.deploymentSettings, on: connection, logger: logger)
     }

@@ -5,18 +5,44 @@ import SecurePushStore
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply the sql/ migrations (idempotent; safe to run from several processes at once)."
+        abstract: "Apply the sql/ migrations (idempotent; safe to run from several processes at once).",
+        discussion: """
+            With SECUREPUSH_STARTUP_WAIT (e.g. 5m) a database that is unreachable or a standby is tried again \
+            every 2 s for that long. --check applies nothing: it exits 0 once no migration of this build is \
+            pending (waiting for another process's migration as long as SECUREPUSH_STARTUP_WAIT allows), \
+            else 1, naming the pending ones (a Kubernetes initContainer's wait for the migration Job).
+            """
     )
 
     @OptionGroup var common: CommonOptions
 
+    @Flag(help: "Apply nothing; succeed once the schema has every migration of this build.")
+    var check = false
+
     func run() async throws {
         let (configuration, logger) = try common.loadDatabase()
         let migrator = Migrator(migrations: try Migration.bundled())
-        let applied = try await DatabaseSession.withClient(configuration, logger: logger) { client in
-            let applied = try await migrator.migrate(client: client, logger: logger)
-            try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
-            return applied
+        let check = self.check
+        // Each try waits this long for a writable primary; waiting, tries are shorter so the limit is kept.
+        let attemptTimeout: Duration = configuration.startupWait > .zero ? .seconds(5) : .seconds(15)
+        let applied = try await StartupWait(limit: configuration.startupWait).run(logger: logger) {
+            do {
+                return try await DatabaseSession.withClient(configuration, logger: logger, timeout: attemptTimeout) { client in
+                    if check {
+                        let pending = try await migrator.pending(client: client, logger: logger)
+                        guard pending.isEmpty else {
+                            throw StartupNotReady(
+                                "the database needs migrations \(pending.joined(separator: ", ")) (`securepush migrate` applies them)")
+                        }
+                        return [String]()
+                    }
+                    let applied = try await migrator.migrate(client: client, logger: logger)
+                    try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
+                    return applied
+                }
+            } catch let error as NoWritablePrimary {
+                throw StartupNotReady("\(error)")
+            }
         }
         if applied.isEmpty {
             print("securepush: schema is up to date (\(migrator.migrations.count) migrations)")

@@ -6,6 +6,7 @@ import SecurePushCore
 import SecurePushDispatcher
 import SecurePushServer
 import SecurePushStore
+import Synchronization
 import Testing
 
 @Suite("Configuration")
@@ -172,6 +173,63 @@ struct ConfigurationTests {
         #expect(try DatabaseURL("postgres://u@h/db?connect_timeout=1").connectTimeout == .seconds(2), "as libpq: at least 2 s")
         #expect(try DatabaseURL("postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem").tls == .verifyFull)
         #expect(try DatabaseURL("postgres://u@h/db?sslmode=verify-ca").tls == .verifyCA)
+    }
+
+    @Test("libpq's PGSSLMODE, PGSSLROOTCERT, PGSSLCERT and PGSSLKEY fill in what DATABASE_URL leaves out; the URL wins")
+    func libpqEnvironment() throws {
+        let environment = ["PGSSLMODE": "verify-full", "PGSSLROOTCERT": "/run/ca.crt", "PGSSLCERT": "/run/c.crt", "PGSSLKEY": "/run/c.key"]
+        let filled = try DatabaseURL("postgres://u@h/db", environment: environment)
+        #expect(filled.tls == .verifyFull && filled.sslRootCert == "/run/ca.crt" && filled.sslCert == "/run/c.crt" && filled.sslKey == "/run/c.key")
+        let own = try DatabaseURL("postgres://u@h/db?sslmode=disable&sslrootcert=/etc/ca.pem", environment: environment)
+        #expect(own.tls == .disable && own.sslRootCert == "/etc/ca.pem", "the URL's own parameters win")
+        #expect(throws: ConfigurationError.self, "a key without its certificate") {
+            try DatabaseURL("postgres://u@h/db", environment: ["PGSSLKEY": "/k"])
+        }
+        let missing = message(["PGSSLROOTCERT": "/nonexistent/securepush-ca.crt"])
+        #expect(missing?.contains("TLS files") == true, "an unreadable certificate file fails at start-up, by name: \(missing ?? "no error")")
+        #expect(message(["SECUREPUSH_STARTUP_WAIT": "5m"]) == nil)
+        #expect(try load(["SECUREPUSH_STARTUP_WAIT": "5m"]).database.startupWait == .seconds(300))
+        #expect(try load([:]).database.startupWait == .zero, "fails at once unless asked to wait")
+        #expect(message(["SECUREPUSH_STARTUP_WAIT": "soon"])?.contains("SECUREPUSH_STARTUP_WAIT") == true)
+    }
+
+    @Test("the start-up wait retries what may yet come true until it does, and fails at once on anything else")
+    func startupWait() async throws {
+        let wait = StartupWait(limit: .seconds(30), interval: .milliseconds(10))
+        let tries = Atomic<Int>(0)
+        let result = try await wait.run(logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) {
+            guard tries.add(1, ordering: .relaxed).newValue >= 3 else { throw StartupNotReady("the database needs migrations 028_x") }
+            return "ready"
+        }
+        #expect(result == "ready" && tries.load(ordering: .relaxed) == 3)
+        let once = Atomic<Int>(0)
+        await #expect(throws: ConfigurationError.self) {
+            try await StartupWait(limit: .zero).run(logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                () async throws -> Int in
+                _ = once.add(1, ordering: .relaxed)
+                throw StartupNotReady("cannot use the database")
+            }
+        }
+        #expect(once.load(ordering: .relaxed) == 1, "a limit of zero tries once")
+        let permanent = Atomic<Int>(0)
+        await #expect(throws: ConfigurationError.self) {
+            try await wait.run(logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) { () async throws -> Int in
+                _ = permanent.add(1, ordering: .relaxed)
+                throw ConfigurationError("the database schema does not match this build")
+            }
+        }
+        #expect(permanent.load(ordering: .relaxed) == 1, "an error that cannot go away is not retried")
+        let expired = Atomic<Int>(0)
+        await #expect(throws: ConfigurationError.self) {
+            try await StartupWait(limit: .milliseconds(100), interval: .milliseconds(10)).run(
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+            ) {
+                () async throws -> Int in
+                _ = expired.add(1, ordering: .relaxed)
+                throw StartupNotReady("cannot use the database")
+            }
+        }
+        #expect(expired.load(ordering: .relaxed) > 1, "tried again until the limit")
     }
 
     @Test("DATABASE_URL refuses unknown parameters by name, standby-only session attributes and malformed host lists")

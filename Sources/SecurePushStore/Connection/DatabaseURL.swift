@@ -95,10 +95,21 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         set { endpoints[0].port = newValue }
     }
 
+    /// libpq's environment variables read as defaults for the TLS parameters a URL leaves out
+    /// (`PGSSLMODE` for `sslmode`, ...): how deployment artifacts pass certificate files whose paths the URL
+    /// cannot know (a systemd credential directory, a mounted secret).
+    public static let environmentDefaults: [String: String] = [
+        "PGSSLMODE": "sslmode", "PGSSLROOTCERT": "sslrootcert", "PGSSLCERT": "sslcert", "PGSSLKEY": "sslkey",
+    ]
+
     /// Parses a URL; throws a `ConfigurationError` that names `DATABASE_URL` and never echoes the password.
-    public init(_ string: String) throws {
+    /// `environment` supplies `environmentDefaults` for parameters the URL does not set (the URL wins).
+    public init(_ string: String, environment: [String: String] = [:]) throws {
         let parts = try Self.split(string)
         var query: [String: String] = [:]
+        for (variable, parameter) in Self.environmentDefaults {
+            if let value = environment[variable], !value.isEmpty { query[parameter] = value }
+        }
         for item in parts.query.split(separator: "&", omittingEmptySubsequences: true) {
             let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = Self.decode(pair[0])
@@ -148,12 +159,14 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         case "require": self.tls = .require
         case "verify-ca": self.tls = .verifyCA
         case "verify-full": self.tls = .verifyFull
-        default: throw ConfigurationError("DATABASE_URL sslmode must be disable, allow, prefer, require, verify-ca or verify-full")
+        default: throw ConfigurationError("DATABASE_URL sslmode (or PGSSLMODE) must be disable, allow, prefer, require, verify-ca or verify-full")
         }
         self.sslRootCert = query["sslrootcert"]
         self.sslCert = query["sslcert"]
         self.sslKey = query["sslkey"]
-        guard (sslCert == nil) == (sslKey == nil) else { throw ConfigurationError("DATABASE_URL needs both sslcert and sslkey, or neither") }
+        guard (sslCert == nil) == (sslKey == nil) else {
+            throw ConfigurationError("DATABASE_URL needs both sslcert and sslkey (or PGSSLCERT and PGSSLKEY), or neither")
+        }
 
         let attributes = query["target_session_attrs"] ?? "read-write"
         guard let target = TargetSessionAttributes(rawValue: attributes) else {
@@ -197,7 +210,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             let endpoint = endpoint ?? endpoints[0]
             configuration = .init(
                 host: endpoint.host, port: endpoint.port, username: username, password: password, database: database,
-                tls: (try? clientTLS()) ?? .disable)
+                tls: (try? clientTLS()) ?? fallbackTLS)
             if tls != .verifyCA { configuration.options.tlsServerName = endpoint.host }
         }
         configuration.options.connectTimeout = connectTimeout
@@ -228,6 +241,12 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             throw ConfigurationError("DATABASE_URL: cannot read the TLS files (sslrootcert, sslcert, sslkey): \(error)")
         }
         return configuration
+    }
+
+    /// What a pooled client uses should the TLS files become unreadable after start-up (where they were checked):
+    /// TLS verified against the system's roots, never plaintext, unless `sslmode` is `disable`.
+    var fallbackTLS: PostgresClient.Configuration.TLS {
+        tls == .disable ? .disable : .require(.makeClientConfiguration())
     }
 
     /// The TLS of a pooled client.
