@@ -259,10 +259,11 @@ let package = Package(
         // The API's parsers and policies that need no database: credentials, error codes, the status views.
         .testTarget(
             name: "SecurePushAPITests",
-            // .connectionPool: the pool's error type, to check that it maps to 503.
+            // .connectionPool: the pool's error type, to check that it maps to 503. HummingbirdTesting: the
+            // router tested with the stores in memory (MemoryStores), no database.
             dependencies: [
-                "SecurePushAPI", "SecurePushStore", "SecurePushCore", .hummingbird, .hummingbirdCore, .httpTypes,
-                .nioCore, .nioHTTP1, .logging, .connectionPool,
+                "SecurePushAPI", "SecurePushStore", "SecurePushCore", .hummingbird, .hummingbirdCore, .hummingbirdTesting, .httpTypes,
+                .nioCore, .nioHTTP1, .logging, .connectionPool, .crypto,
             ],
             swiftSettings: swiftSettings
         ),

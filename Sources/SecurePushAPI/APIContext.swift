@@ -51,20 +51,21 @@ public struct APIContext: Sendable {
     }
 }
 
-/// The database access the API's handlers have.
+/// The database access the API's handlers have: each store through its protocol (`DeviceRepository`, ...),
+/// so a test of HTTP behaviour can give the handlers stores without a database.
 public struct APIStores: Sendable {
     /// Devices and credentials.
-    public var devices: DeviceStore
+    public var devices: any DeviceRepository
     /// Notification reads and listings.
-    public var notifications: NotificationStore
+    public var notifications: any NotificationRepository
     /// Quiet hours and muted categories.
-    public var preferences: PreferenceStore
+    public var preferences: any PreferenceRepository
     /// The status report.
-    public var status: StatusStore
+    public var status: any StatusRepository
     /// Failed-authentication throttling and the audit log.
-    public var security: SecurityStore
+    public var security: any SecurityRepository
     /// The support lookup's reads (`nil`: none).
-    public var support: SupportStore?
+    public var support: (any SupportRepository)?
     /// Names of migrations not yet applied (for `/readyz` and `/status`).
     public var pendingMigrations: @Sendable () async throws -> [String]
     /// What `/readyz` checks, on one connection: the migrations not yet applied and the server's role.
@@ -72,11 +73,11 @@ public struct APIStores: Sendable {
 
     /// Creates the stores.
     public init(
-        devices: DeviceStore,
-        notifications: NotificationStore,
-        preferences: PreferenceStore,
-        status: StatusStore,
-        security: SecurityStore,
+        devices: any DeviceRepository,
+        notifications: any NotificationRepository,
+        preferences: any PreferenceRepository,
+        status: any StatusRepository,
+        security: any SecurityRepository,
         pendingMigrations: @escaping @Sendable () async throws -> [String],
         readiness: @escaping @Sendable () async throws -> (pending: [String], role: ServerRole)
     ) {

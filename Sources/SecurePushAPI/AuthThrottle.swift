@@ -51,9 +51,10 @@ struct AuthThrottle: Sendable {
         let policy = api.limits.authThrottle
         let blocked = try await api.database { stores in
             let blocked = try await stores.security.recordFailure(keys, policy: policy)
-            try await stores.security.audit(.tokenInvalid, deviceID: deviceID, reason: kind)
+            try await stores.security.audit(.tokenInvalid, userID: nil, deviceID: deviceID, reason: kind)
             if blocked > 0 {
-                try await stores.security.audit(.throttled, deviceID: deviceID, reason: "\(kind): blocked for \(Int(blocked.rounded(.up))) s")
+                try await stores.security.audit(
+                    .throttled, userID: nil, deviceID: deviceID, reason: "\(kind): blocked for \(Int(blocked.rounded(.up))) s")
             }
             return blocked
         }

@@ -32,7 +32,7 @@ struct DeviceRoutes: Sendable {
                 status: .created
             )
         } catch let error as RegistrationRateLimited {
-            try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, reason: input.platform) }
+            try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, deviceID: nil, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
         }
     }

@@ -38,7 +38,7 @@ struct SupportRoutes: Sendable {
         }
     }
 
-    static func store(_ stores: APIStores) throws -> SupportStore {
+    static func store(_ stores: APIStores) throws -> any SupportRepository {
         guard let support = stores.support else { throw APIError(.notFound, code: .notFound, message: "The support lookup is not served here.") }
         return support
     }

@@ -38,8 +38,13 @@ public struct APIAssembly: Sendable {
         )
         var withSupport = stores
         withSupport.support = SupportStore(client: client, logger: logger)
+        try await self.init(stores: withSupport, configuration: configuration, operationsOnly: operationsOnly)
+    }
+
+    /// Wires the API to `stores` (the SQL stores, or in a test of HTTP behaviour, stores without a database).
+    public init(stores: APIStores, configuration: SecurePushConfiguration, operationsOnly: Bool = false) async throws {
         self.context = APIContext(
-            stores: withSupport,
+            stores: stores,
             userTokens: operationsOnly ? .acceptingNone() : try await configuration.http.makeUserTokenVerifier(),
             metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
         )

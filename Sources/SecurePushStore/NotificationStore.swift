@@ -23,7 +23,9 @@ public struct StoredNotification: Sendable {
     /// The producer-approved preview as JSON text (an object), if any: pushed only sealed
     /// (`SECUREPUSH_SEALED_PREVIEWS`), always returned to the owner.
     public var previewJSON: String?
+}
 
+extension StoredNotification {
     /// The notification in `row`, or `nil` when the row carries none (its `id` or `created_at` is NULL: a
     /// session row, or a requested id that was not found).
     init?(_ row: NamedRow) throws {
