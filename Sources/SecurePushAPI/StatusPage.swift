@@ -58,9 +58,19 @@ enum StatusPage {
                 "\(window.superseded)",
             ]
         }
-        return table(
+        let windows = table(
             ["window", "sent", "failed", "token invalid", "expired", "cancelled", "superseded"],
             [row("last minute", report.lastMinute), row("last hour", report.lastHour)], empty: "")
+        let platforms = table(
+            ["last hour, per platform", "sent", "failed", "token invalid", "expired", "cancelled", "superseded", "retried"],
+            report.outcomesLastHour.map {
+                [
+                    $0.platform, "\($0.sent)", "\($0.failed)", "\($0.tokenInvalid)", "\($0.expired)", "\($0.cancelled)", "\($0.superseded)",
+                    "\($0.retried)",
+                ]
+            },
+            empty: "No delivery finished in the last hour.")
+        return windows + platforms
     }
 
     private static func fetches(_ report: StatusReport) -> String {
@@ -91,7 +101,7 @@ enum StatusPage {
                     StatusReport.listenerSummary(dispatcher, now: now),
                 ]
             },
-            empty: "No dispatcher has registered.", stateColumn: 0)
+            empty: "No dispatcher has registered.", stateColumn: 0, wrapping: [2, 5, 6])
     }
 
     private static func circuits(_ report: StatusReport, now: Date) -> String {
@@ -103,13 +113,14 @@ enum StatusPage {
                     circuit.openUntil.map { seconds(max(0, $0.timeIntervalSince(now))) } ?? "now", String(circuit.dispatcher.prefix(8)),
                 ]
             },
-            empty: "All closed: every provider answers.", stateColumn: 0)
+            empty: "All closed: every provider answers.", stateColumn: 0, wrapping: [2])
     }
 
+    /// Only the events that happened (the JSON keeps every kind, zeros included).
     private static func security(_ report: StatusReport) -> String {
         table(
-            ["event", "count"], report.securityEventsLastHour.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] },
-            empty: "None.")
+            ["event", "count"], report.securityEventsLastHour.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] },
+            empty: "None in the last hour.")
     }
 
     private static func database(_ database: StatusReport.Database) -> String {
@@ -129,15 +140,18 @@ enum StatusPage {
         <meta http-equiv="refresh" content="10">
         <title>SecurePush status</title>
         <style>
-        body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 16px 24px; color: #1d2330; background: #f6f7f9; }
+        body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1232px; padding: 16px 24px; color: #1d2330; background: #f6f7f9; }
         h1 { font-size: 22px; margin: 0; } h2 { font-size: 15px; margin: 0 0 8px; color: #39404d; }
-        header { display: flex; align-items: baseline; gap: 16px; margin-bottom: 16px; }
+        header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin-bottom: 16px; }
+        .reasons li { overflow-wrap: anywhere; }
         header .when { color: #6a7280; }
         section { background: #fff; border: 1px solid #dfe2e7; border-radius: 8px; padding: 12px 16px; margin-bottom: 12px; overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; margin: 6px 0; }
-        th, td { text-align: left; padding: 4px 10px 4px 0; border-bottom: 1px solid #eef0f3; white-space: nowrap; }
+        th, td { text-align: left; vertical-align: top; padding: 4px 10px 4px 0; border-bottom: 1px solid #eef0f3; }
+        td.wrap { overflow-wrap: anywhere; min-width: 5em; }
         th { font-weight: 600; color: #555d6b; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
         .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 4px 0 8px; }
+        .figure { min-width: 0; overflow-wrap: anywhere; }
         .figure b { display: block; font-size: 20px; font-weight: 600; } .figure span { color: #6a7280; font-size: 12px; }
         .badge { border-radius: 10px; padding: 1px 10px; font-weight: 600; font-size: 13px; }
         .ok, .alive, .closed { color: #17693a; } .bad, .stale, .open { color: #a3231b; } .stopped, .half_open { color: #8a5a00; }
@@ -172,12 +186,15 @@ enum StatusPage {
         return "<div class=\"figures\">\(cells.joined())</div>\n"
     }
 
-    private static func table(_ headers: [String], _ rows: [[String]], empty: String, stateColumn: Int? = nil) -> String {
+    /// A table that fits its section: cells wrap between words, and those of the `wrapping` columns (texts without
+    /// spaces: host names, versions) anywhere.
+    private static func table(_ headers: [String], _ rows: [[String]], empty: String, stateColumn: Int? = nil, wrapping: Set<Int> = []) -> String {
         guard !rows.isEmpty else { return empty.isEmpty ? "" : "<p class=\"empty\">\(escape(empty))</p>\n" }
         let head = headers.map { "<th>\(escape($0))</th>" }.joined()
         let body = rows.map { row in
             let cells = row.enumerated().map { index, value in
-                index == stateColumn ? "<td class=\"\(cssClass(value))\">\(escape(value))</td>" : "<td>\(escape(value))</td>"
+                if index == stateColumn { return "<td class=\"\(cssClass(value))\">\(escape(value))</td>" }
+                return wrapping.contains(index) ? "<td class=\"wrap\">\(escape(value))</td>" : "<td>\(escape(value))</td>"
             }
             return "<tr>\(cells.joined())</tr>"
         }

@@ -111,6 +111,52 @@ public struct StatusReport: Codable, Sendable {
         public var cancelled: Int64 = 0
         /// Replaced by a newer notification with the same collapse key before they were pushed.
         public var superseded: Int64 = 0
+
+        /// Adds `count` deliveries that ended with `outcome` (a word of `delivery_log_outcome_valid`; others are ignored).
+        mutating func add(_ outcome: String, _ count: Int64) {
+            switch DeliveryOutcome.Kind(rawValue: outcome) {
+            case .sent: sent += count
+            case .failed: failed += count
+            case .tokenInvalid: tokenInvalid += count
+            case .expired: expired += count
+            case .cancelled: cancelled += count
+            case .superseded: superseded += count
+            case .retry, nil: break
+            }
+        }
+    }
+
+    /// One platform's deliveries that finished in the last hour, by outcome (the history, `delivery_log`; the
+    /// delivery events call `sent` "pushed" and `failed` and `token_invalid` "undelivered").
+    public struct PlatformOutcomes: Codable, Sendable, Equatable {
+        /// The platform's name.
+        public var platform: String
+        /// Accepted by the platform.
+        public var sent: Int64
+        /// Undelivered: the last attempt failed.
+        public var failed: Int64
+        /// Undelivered: the platform called the token invalid (the device was retired).
+        public var tokenInvalid: Int64
+        /// Not pushed before the notification expired.
+        public var expired: Int64
+        /// Cancelled before they were pushed (by a producer, or because their device was retired).
+        public var cancelled: Int64
+        /// Replaced by a newer notification with the same collapse key before they were pushed.
+        public var superseded: Int64
+        /// Of all these, the deliveries that took more than one attempt (retried at least once).
+        public var retried: Int64
+
+        /// A row with `outcomes`' counts.
+        public init(platform: String, outcomes: Window, retried: Int64) {
+            self.platform = platform
+            self.sent = outcomes.sent
+            self.failed = outcomes.failed
+            self.tokenInvalid = outcomes.tokenInvalid
+            self.expired = outcomes.expired
+            self.cancelled = outcomes.cancelled
+            self.superseded = outcomes.superseded
+            self.retried = retried
+        }
     }
 
     /// Pushes a platform accepted in a window and whether the devices fetched them: the end-to-end health
@@ -153,6 +199,8 @@ public struct StatusReport: Codable, Sendable {
     public var openCircuits: [OpenCircuit]
     public var lastMinute: Window
     public var lastHour: Window
+    /// Per platform with deliveries finished in the last hour: their outcomes (the platforms' rows add up to `lastHour`).
+    public var outcomesLastHour: [PlatformOutcomes]
     /// Per platform with pushes accepted in the last hour: accepted, fetched, fetch ratio, push-to-fetch p50/p99.
     public var fetchLastHour: [PlatformFetch]
     /// Security events of the last hour by kind (`device_registered`, `device_retired`, `throttled`, ...).

@@ -43,6 +43,7 @@ public struct StatusStore: Sendable {
     /// The report's statements, in whatever transaction `database` runs them.
     private func read(pendingMigrations: [String]) async throws -> StatusReport {
         let dispatchers = try await dispatchers()
+        let (lastHour, outcomesLastHour) = try await outcomesByPlatform(seconds: 3600)
         return StatusReport(
             generatedAt: Date(),
             database: .init(reachable: true, migrationsPending: pendingMigrations),
@@ -51,7 +52,8 @@ public struct StatusStore: Sendable {
             dispatchers: dispatchers,
             openCircuits: Self.openCircuits(of: dispatchers),
             lastMinute: try await window(seconds: 60),
-            lastHour: try await window(seconds: 3600),
+            lastHour: lastHour,
+            outcomesLastHour: outcomesLastHour,
             fetchLastHour: try await fetchStats(window: .seconds(3600)),
             securityEventsLastHour: try await securityEvents()
         )
@@ -185,16 +187,35 @@ public struct StatusStore: Sendable {
             """
         )
         for try await (outcome, count) in rows.decode((String, Int64).self) {
-            switch DeliveryOutcome.Kind(rawValue: outcome) {
-            case .sent: window.sent = count
-            case .failed: window.failed = count
-            case .tokenInvalid: window.tokenInvalid = count
-            case .expired: window.expired = count
-            case .cancelled: window.cancelled = count
-            case .superseded: window.superseded = count
-            case .retry, nil: break
-            }
+            window.add(outcome, count)
         }
         return window
+    }
+
+    /// The deliveries that finished in the last `seconds`, by outcome: in all and per platform (with how many took
+    /// more than one attempt). One range scan of `delivery_log_finished_idx` (a sequential scan when most of the
+    /// history is that recent), read by column name.
+    private func outcomesByPlatform(seconds: Int) async throws -> (StatusReport.Window, [StatusReport.PlatformOutcomes]) {
+        let rows = try await database.query(
+            """
+            SELECT platform, outcome, count(*)::bigint AS finished, count(*) FILTER (WHERE attempts > 1)::bigint AS retried
+            FROM securepush.delivery_log
+            WHERE finished_at > now() - \(seconds) * interval '1 second'
+            GROUP BY platform, outcome
+            ORDER BY platform, outcome
+            """
+        )
+        var total = StatusReport.Window()
+        var platforms: [(platform: String, outcomes: StatusReport.Window, retried: Int64)] = []
+        for try await postgresRow in rows {
+            let row = NamedRow(postgresRow)
+            let (platform, outcome): (String, String) = (try row("platform"), try row("outcome"))
+            let (finished, retried): (Int64, Int64) = (try row("finished"), try row("retried"))
+            if platforms.last?.platform != platform { platforms.append((platform, StatusReport.Window(), 0)) }
+            platforms[platforms.count - 1].outcomes.add(outcome, finished)
+            platforms[platforms.count - 1].retried += retried
+            total.add(outcome, finished)
+        }
+        return (total, platforms.map { StatusReport.PlatformOutcomes(platform: $0.platform, outcomes: $0.outcomes, retried: $0.retried) })
     }
 }

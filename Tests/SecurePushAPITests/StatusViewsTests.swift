@@ -33,6 +33,12 @@ struct StatusViewsTests {
             ],
             lastMinute: .init(sent: 41011, failed: 41012, tokenInvalid: 41013, expired: 41014, cancelled: 41015, superseded: 41016),
             lastHour: .init(sent: 41021, failed: 41022, tokenInvalid: 41023, expired: 41024, cancelled: 41025, superseded: 41026),
+            outcomesLastHour: [
+                .init(
+                    platform: "platform-word-41080",
+                    outcomes: .init(sent: 41081, failed: 41082, tokenInvalid: 41083, expired: 41084, cancelled: 41085, superseded: 41086),
+                    retried: 41087)
+            ],
             fetchLastHour: [
                 .init(platform: "fcm", accepted: 41031, fetched: 41032, fetchRatio: 0.25, pushToFetchP50Seconds: 3.5, pushToFetchP99Seconds: 7.5)
             ],
@@ -75,5 +81,46 @@ struct StatusViewsTests {
                 #expect(forms.contains { text.contains($0) }, "the \(name) view does not show \(forms[0])")
             }
         }
+    }
+
+    @Test("security events: the page and the CLI show only those that happened, or one line when none did; the JSON keeps every kind")
+    func securityRowsWithoutZeros() throws {
+        var report = Self.report()
+        report.securityEventsLastHour = ["device_registered": 3, "throttled": 0, "device_revoked": 0, "token_invalid": 2]
+        var html = StatusPage.render(report)
+        #expect(html.contains("<td>device_registered</td><td>3</td>") && html.contains("<td>token_invalid</td><td>2</td>"))
+        #expect(!html.contains("throttled") && !html.contains("device_revoked"), "no row for an event that did not happen")
+        #expect(!html.contains("None in the last hour."))
+        var table = StatusTable(report: report).render()
+        #expect(table.contains("security      last hour: device_registered 3, token_invalid 2\n"))
+
+        report.securityEventsLastHour = ["device_registered": 0, "throttled": 0]
+        html = StatusPage.render(report)
+        #expect(html.contains("<h2>Security events, last hour</h2>\n<p class=\"empty\">None in the last hour.</p>"))
+        #expect(!html.contains("device_registered") && !html.contains("throttled"))
+        table = StatusTable(report: report).render()
+        #expect(table.contains("security      last hour: none\n"))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: StatusReport.jsonEncoder.encode(report)) as? [String: Any])
+        #expect(json["security_events_last_hour"] as? [String: Int] == ["device_registered": 0, "throttled": 0], "the JSON keeps the zeros")
+    }
+
+    @Test("outcomes per platform: one row per platform on the page and in the CLI table, an empty hour said in one line")
+    func outcomesPerPlatform() throws {
+        var report = Self.report()
+        #expect(
+            StatusPage.render(report).contains(
+                "<tr><td>platform-word-41080</td><td>41081</td><td>41082</td><td>41083</td><td>41084</td><td>41085</td><td>41086</td><td>41087</td></tr>"
+            ))
+        #expect(
+            StatusTable(report: report).render().contains(
+                "  platform-word-41080 sent 41081, failed 41082, token invalid 41083, expired 41084, cancelled 41085, superseded 41086, retried 41087"
+            ))
+        report.outcomesLastHour = []
+        #expect(StatusPage.render(report).contains("No delivery finished in the last hour."))
+        #expect(StatusTable(report: report).render().contains("(no delivery finished in the last hour)"))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: StatusReport.jsonEncoder.encode(report)) as? [String: Any])
+        #expect((json["outcomes_last_hour"] as? [Any])?.isEmpty == true)
     }
 }

@@ -105,6 +105,7 @@ struct CommandTests {
             #expect(table.output.contains("schema up to date"), "\(table.output)")
             #expect(table.output.contains("1 pending"))
             #expect(table.output.contains("circuits      all closed"), "\(table.output)")
+            #expect(table.output.contains("outcomes      last hour, per platform"), "\(table.output)")
 
             // A dispatcher whose APNs breaker is open: the table and the JSON show it.
             let identity = DispatcherIdentity(id: UUID(), host: "worker-1", pid: 42, role: "dispatcher", version: "test")

@@ -22,6 +22,10 @@ struct StatusPageTests {
         LoggingBootstrap.bootstrap(level: .critical)
         try await APIHarness.withDatabase { db, api, client in
             let harness = try DispatcherHarness(database: db)
+            let quiet = try await client.execute(uri: "/status.html", method: .get, headers: [:]).body.text
+            #expect(
+                quiet.contains("<h2>Security events, last hour</h2>\n<p class=\"empty\">None in the last hour.</p>"),
+                "one line when no security event happened")
             let device = try await registerDevice(client, api, user: "page-user-7731", token: "page-token-1")
             let id = try await db.enqueue(user: "page-user-7731", payload: #"{"title":"PAGE-PAYLOAD"}"#)
             try await db.eventually("pushed") { harness.pushes.count == 1 }
@@ -47,6 +51,9 @@ struct StatusPageTests {
                 #expect(html.contains("<td>simulated</td>"), "the fetch table names the platform")
                 #expect(html.contains("100.0 %"), "the one push was fetched")
                 #expect(html.contains("<td class=\"alive\">alive</td>"), "the harness's dispatcher is alive")
+                #expect(html.contains("<td>device_registered</td><td>1</td>"), "a security event that happened has its row")
+                #expect(!html.contains("<td>throttled</td>") && !html.contains("<td>device_revoked</td>"), "no row for a zero count")
+                #expect(!html.contains("None in the last hour."))
                 for secret in ["PAGE-PAYLOAD", "page-user-7731", "page-token-1", device] {
                     #expect(!html.contains(secret), "the page shows no payload, user id, token or credential")
                 }
@@ -58,6 +65,8 @@ struct StatusPageTests {
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "Accept: \(accept ?? "none")")
                 #expect(response.body.json["queue"] != nil)
+                let security = response.body.json["security_events_last_hour"] as? [String: Int]
+                #expect(security?["throttled"] == 0 && security?["device_registered"] == 1, "the JSON keeps every kind, zeros included")
             }
         }
     }

@@ -407,6 +407,20 @@ class DevTools:
                 self.process.kill()
 
 
+def fits(browser, width):
+    """Checks that the page in `browser` fits a window `width` px wide: the document does not scroll sideways, and
+    no section does either (a table wider than its section would scroll inside it). Returns the measures."""
+    layout = browser.evaluate(
+        "({viewport: window.innerWidth, document: document.documentElement.scrollWidth, body: document.body.scrollWidth,"
+        " wide: [...document.querySelectorAll('section')].filter(s => s.scrollWidth > s.clientWidth)"
+        ".map(s => s.querySelector('h2').textContent + ': ' + s.scrollWidth + ' px in ' + s.clientWidth + ' px')})")
+    check(layout["viewport"] == width, "the window is %d px wide (%s)" % (width, layout))
+    check(layout["document"] <= width and layout["body"] <= width,
+          "the page scrolls sideways at %d px: the document is %d px wide" % (width, layout["document"]))
+    check(not layout["wide"], "sections wider than the window at %d px: %s" % (width, "; ".join(layout["wide"])))
+    return layout
+
+
 # MARK: the test
 
 
@@ -697,6 +711,7 @@ class BrowserTest:
             results.append(("status page", "rendered at /status, no user id or payload; screenshot saved"))
 
             self.other_origins(api_port, proxy, app, stranger, user_token, push_service, results)
+            self.status_page_at_1280(api_port, origin, results)
         finally:
             browser.close()
         for name, outcome in results:
@@ -1056,6 +1071,62 @@ class BrowserTest:
               "no device registered from the origin not allowed")
         results.append(("CORS refusal", "an origin not allowed: fetch rejects, nothing registered"))
 
+    def status_page_at_1280(self, api_port, origin, results):
+        """16. The status page of a busy fleet fits a 1,280 px wide window: dispatchers with long host names that
+        push every platform, open circuit breakers, security events, outcomes of every platform, health reasons.
+        Neither the page nor any of its sections scrolls sideways; a screenshot is saved as status-1280.png."""
+        platforms = ["apns", "fcm", "webpush", "wns", "unifiedpush", "simulated"]
+        circuits = json.dumps([
+            {"platform": "webpush", "host": "updates.push.services.mozilla.com", "state": "open", "open_until": "2099-01-01T00:00:00Z"},
+            {"platform": "wns", "host": "db5p.notify.windows.com", "state": "half_open", "open_until": None},
+            {"platform": "unifiedpush", "host": "ntfy.unifiedpush-distributor.operations.example-corporation.net",
+             "state": "open", "open_until": "2099-01-01T00:00:00Z"},
+        ])
+        hosts = ["securepush-dispatcher-7f9c2b6d4e-x8k2q.eu-west-1a.compute.internal.example-corporation.net",
+                 "securepush-dispatcher-7f9c2b6d4e-p4m7z.eu-west-1b.compute.internal.example-corporation.net",
+                 "dispatch-%s.securepush-production-cluster.k8s.svc.cluster.local" % ("a" * 40),
+                 "worker-blue-3"]
+        self.psql(self.database_url, " ".join(
+            "INSERT INTO securepush.dispatchers (id, host, pid, role, version, platforms, circuits, listener_connected, listener_heard_at, sent, failed)"
+            " VALUES (gen_random_uuid(), '%s', %d, 'dispatcher', '0.2.0+build.20261126.4f7f44f', ARRAY[%s], '%s'::jsonb, true, now(), %d, %d);"
+            % (host, 1000 + index, ", ".join("'%s'" % p for p in platforms), circuits if index < 2 else "[]", 1234567 * (index + 1), 4321 * index)
+            for index, host in enumerate(hosts)))
+        self.psql(self.database_url, "INSERT INTO securepush.audit_log (event, reason) SELECT e, 'browser test'"
+                  " FROM unnest(ARRAY['throttled', 'throttled', 'registration_limited', 'device_token_updated', 'device_rebound']) e")
+        outcomes = ["sent"] * 6 + ["failed", "token_invalid", "expired", "cancelled", "superseded"]
+        self.psql(self.database_url,
+                  "INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, created_at, accepted_at, kind)"
+                  " SELECT gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), p, o, 1 + (g %% 3 = 0)::int, now(),"
+                  " CASE WHEN o = 'sent' THEN now() END, 'notify'"
+                  " FROM unnest(ARRAY[%s]) p, unnest(ARRAY[%s]) o, generate_series(1, 5) g"
+                  % (", ".join("'%s'" % p for p in platforms), ", ".join("'%s'" % o for o in outcomes)))
+
+        browser = self.browser
+        browser.send("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        try:
+            browser.send("Page.navigate", {"url": origin + "/status.html"})
+            wait_for("the status page to render at 1,280 px", lambda: browser.evaluate(
+                "document.readyState === 'complete' && document.title === 'SecurePush status' && !!document.querySelector('section')"))
+            text = browser.evaluate("document.body.innerText")
+            check(hosts[0] in text and "apns, fcm, webpush, wns, unifiedpush, simulated" in text,
+                  "the status page shows the long host names and the platform lists")
+            check("LAST HOUR, PER PLATFORM" in text.upper() and "unifiedpush" in text, "the status page shows the outcomes per platform")
+            connection = http.client.HTTPConnection("127.0.0.1", api_port, timeout=10)
+            connection.request("GET", "/status")
+            events = json.loads(connection.getresponse().read())["security_events_last_hour"]
+            security = browser.evaluate(
+                "[...document.querySelectorAll('section')].find(s => s.querySelector('h2').textContent.startsWith('Security')).innerText")
+            shown = {event for event in events if re.search(r"\b%s\b" % event, security)}
+            check(shown == {event for event, count in events.items() if count > 0} and "throttled" in shown,
+                  "the security section lists the events that happened, without zero rows: %s (counts %s)" % (sorted(shown), events))
+            layout = fits(browser, 1280)
+            screenshot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
+            with open(os.path.join(self.args.output, "status-1280.png"), "wb") as f:
+                f.write(base64.b64decode(screenshot))
+        finally:
+            browser.send("Emulation.clearDeviceMetricsOverride")
+        results.append(("status 1280", "busy fleet's page fits 1,280 px (document %d px wide); screenshot status-1280.png" % layout["document"]))
+
     def cleanup(self):
         for process in self.processes:
             process.terminate()
@@ -1086,8 +1157,9 @@ def main():
     finally:
         test.cleanup()
         shutil.rmtree(work, ignore_errors=True)
-    print("browser test passed; screenshots: %s, %s" % (os.path.join(args.output, "demo-after-push.png"),
-                                                      os.path.join(args.output, "status-page.png")))
+    print("browser test passed; screenshots: %s, %s, %s" % (os.path.join(args.output, "demo-after-push.png"),
+                                                          os.path.join(args.output, "status-page.png"),
+                                                          os.path.join(args.output, "status-1280.png")))
     return 0
 
 
