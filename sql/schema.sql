@@ -688,71 +688,18 @@ $$;
 --
 
 CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
-    LANGUAGE plpgsql
-    SET enable_seqscan TO 'off'
-    SET enable_bitmapscan TO 'off'
-    SET enable_hashjoin TO 'off'
-    SET enable_mergejoin TO 'off'
+    LANGUAGE sql
     SET jit TO 'off'
     AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
-    WITH requests AS (
-        SELECT r.req::integer AS req, r.device, r.hash
-        FROM unnest(p_devices, p_hashes) WITH ORDINALITY AS r(device, hash, req)
-    ),
-    granted AS (
-        SELECT q.req, q.device, d.user_id, d.last_seen_at
-        FROM requests q
-        JOIN securepush.devices d ON d.id = q.device AND d.secret_hash = q.hash AND d.active
-    ),
-    seen AS (
-        UPDATE securepush.devices d SET last_seen_at = now()
-        WHERE d.id IN (SELECT s.id FROM securepush.devices s
-                       WHERE s.id IN (SELECT g.device FROM granted g
-                                      WHERE g.last_seen_at IS NULL OR g.last_seen_at < now() - interval '1 minute')
-                       FOR UPDATE SKIP LOCKED)
-    ),
-    wanted AS (
-        SELECT w.req, w.id, w.ord, g.user_id, g.device
-        FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
-        JOIN granted g ON g.req = w.req
-    ),
-    marked AS (
-        UPDATE securepush.notifications n
-        SET read_at = coalesce(n.read_at, now()),
-            read_by_device = coalesce(n.read_by_device,
-                                      (SELECT w.device FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id LIMIT 1))
-        WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
-          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
-          AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
-        RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
-                  n.preview::text AS preview
-    ),
-    fetched AS (
-        INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT DISTINCT m.id, w.device FROM marked m JOIN wanted w ON w.id = m.id AND w.user_id = m.user_id
-        ON CONFLICT (notification_id, device_id) DO NOTHING
-    ),
-    dead AS (
-        SELECT n.id, n.user_id FROM securepush.notifications n
-        WHERE n.id = ANY(p_ids) AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
-          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
+    WITH rows AS MATERIALIZED (
+        SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids)
     )
-    SELECT q.req, g.user_id,
-           CASE WHEN g.user_id IS NULL
-                THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
-                ELSE 0::double precision END,
+    SELECT DISTINCT ON (r.req) r.req, r.user_id, r.blocked_for,
            NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text
-    FROM requests q LEFT JOIN granted g ON g.req = q.req
+    FROM rows r
     UNION ALL
-    SELECT w.req, NULL::text, NULL::double precision, w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL,
-           m.payload, m.created_at, m.read_at, m.category, m.preview
-    FROM wanted w
-    LEFT JOIN marked m ON m.id = w.id AND m.user_id = w.user_id
-    LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
-END
+    SELECT r.req, NULL::text, NULL::double precision, r.id, r.owned, r.live, r.payload, r.created_at, r.read_at, r.category, r.preview
+    FROM rows r WHERE r.id IS NOT NULL
 $$;
 
 
@@ -832,48 +779,24 @@ $$;
 --
 
 CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET jit TO 'off'
     AS $$
-#variable_conflict use_column
-DECLARE
-    auth record;
-BEGIN
-    SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
-    RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                        NULL::text, NULL::text, NULL::text;
-    IF auth.user_id IS NULL THEN
-        RETURN;
-    END IF;
-    RETURN QUERY
-    WITH page AS (
-        SELECT n.id, n.created_at, n.read_at, n.category, n.preview, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
-               row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
-        FROM (
-            SELECT n.id, n.created_at, n.read_at, n.category, n.preview::text AS preview
-            FROM securepush.notifications n
-            WHERE n.user_id = auth.user_id AND n.expires_at > now() AND n.purged_at IS NULL
-              AND (n.deliver_at IS NULL OR n.deliver_at <= now())
-              AND (NOT p_unread_only OR n.read_at IS NULL)
-              AND (p_after_id IS NULL
-                   OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond', p_after_id))
-            ORDER BY n.created_at DESC, n.id DESC
-            LIMIT p_limit + 1
-        ) n
+    WITH rows AS MATERIALIZED (
+        SELECT r.*, row_number() OVER () AS position
+        FROM securepush.device_list_page(p_device, p_secret_hash, p_throttle_keys, p_unread_only, p_limit, p_after_micros,
+                                         p_after_id, p_with_payloads) r
     ),
-    fetched AS (
-        SELECT f.id, f.live, f.payload, f.read_at
-        FROM securepush.fetch_for_device(auth.user_id, p_device,
-                                         CASE WHEN p_with_payloads THEN ARRAY(SELECT p.id FROM page p WHERE p.position <= p_limit)
-                                              ELSE '{}'::uuid[] END) f
+    listing AS (
+        (SELECT 0::bigint AS position, r.user_id, r.blocked_for, NULL::uuid AS id, NULL::timestamptz AS created_at,
+                NULL::timestamptz AS read_at, NULL::bigint AS micros, NULL::text AS payload, NULL::text AS category, NULL::text AS preview
+         FROM rows r ORDER BY r.position LIMIT 1)
+        UNION ALL
+        SELECT r.position, NULL::text, NULL::double precision, r.id, r.created_at, r.read_at, r.micros, r.payload, r.category, r.preview
+        FROM rows r WHERE r.id IS NOT NULL
     )
-    SELECT NULL::text, NULL::double precision, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
-           CASE WHEN f.live THEN f.payload END, p.category, p.preview
-    FROM page p
-    LEFT JOIN fetched f ON f.id = p.id
-    WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
-    ORDER BY p.position;
-END
+    SELECT l.user_id, l.blocked_for, l.id, l.created_at, l.read_at, l.micros, l.payload, l.category, l.preview
+    FROM listing l ORDER BY l.position
 $$;
 
 

@@ -1,49 +1,26 @@
 -- securepush.device_list: routine file (docs/sql.md).
--- Superseded by device_list_page (migration 027); kept unchanged so that the previous release's API
--- processes keep working during a rolling upgrade. Drop it in a later release.
+-- 0.1.0's listing, kept so that the previous release's API processes keep working during a rolling upgrade:
+-- since migration 029 a view of device_list_page in the old shape (the session as a first row with the item
+-- columns NULL, then the page's rows in order). Drop it in a later release.
 CREATE OR REPLACE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean)
  RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
- LANGUAGE plpgsql
+ LANGUAGE sql
  SET jit TO 'off'
 AS $function$
-#variable_conflict use_column
-DECLARE
-    auth record;
-BEGIN
-    SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
-    RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
-                        NULL::text, NULL::text, NULL::text;
-    IF auth.user_id IS NULL THEN
-        RETURN;
-    END IF;
-    RETURN QUERY
-    WITH page AS (
-        SELECT n.id, n.created_at, n.read_at, n.category, n.preview, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
-               row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
-        FROM (
-            SELECT n.id, n.created_at, n.read_at, n.category, n.preview::text AS preview
-            FROM securepush.notifications n
-            WHERE n.user_id = auth.user_id AND n.expires_at > now() AND n.purged_at IS NULL
-              AND (n.deliver_at IS NULL OR n.deliver_at <= now())
-              AND (NOT p_unread_only OR n.read_at IS NULL)
-              AND (p_after_id IS NULL
-                   OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond', p_after_id))
-            ORDER BY n.created_at DESC, n.id DESC
-            LIMIT p_limit + 1
-        ) n
+    WITH rows AS MATERIALIZED (
+        SELECT r.*, row_number() OVER () AS position
+        FROM securepush.device_list_page(p_device, p_secret_hash, p_throttle_keys, p_unread_only, p_limit, p_after_micros,
+                                         p_after_id, p_with_payloads) r
     ),
-    fetched AS (
-        SELECT f.id, f.live, f.payload, f.read_at
-        FROM securepush.fetch_for_device(auth.user_id, p_device,
-                                         CASE WHEN p_with_payloads THEN ARRAY(SELECT p.id FROM page p WHERE p.position <= p_limit)
-                                              ELSE '{}'::uuid[] END) f
+    listing AS (
+        (SELECT 0::bigint AS position, r.user_id, r.blocked_for, NULL::uuid AS id, NULL::timestamptz AS created_at,
+                NULL::timestamptz AS read_at, NULL::bigint AS micros, NULL::text AS payload, NULL::text AS category, NULL::text AS preview
+         FROM rows r ORDER BY r.position LIMIT 1)
+        UNION ALL
+        SELECT r.position, NULL::text, NULL::double precision, r.id, r.created_at, r.read_at, r.micros, r.payload, r.category, r.preview
+        FROM rows r WHERE r.id IS NOT NULL
     )
-    SELECT NULL::text, NULL::double precision, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
-           CASE WHEN f.live THEN f.payload END, p.category, p.preview
-    FROM page p
-    LEFT JOIN fetched f ON f.id = p.id
-    WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
-    ORDER BY p.position;
-END
+    SELECT l.user_id, l.blocked_for, l.id, l.created_at, l.read_at, l.micros, l.payload, l.category, l.preview
+    FROM listing l ORDER BY l.position
 $function$;
 REVOKE ALL ON FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) FROM PUBLIC;
