@@ -28,12 +28,12 @@ struct RelayServer {
             )
         }
         let migrator = try Migrator.relay()
-        let pending = try await DatabaseSession.withClient(configuration.database, logger: logger) { client in
-            try await migrator.pending(client: client, logger: logger)
-        }
-        guard pending.isEmpty else {
-            throw ConfigurationError(
-                "the relay's database is not migrated (\(pending.joined(separator: ", ")) pending): run securepush relay migrate")
+        try await StartupWait(limit: configuration.database.startupWait).withDatabase(configuration.database, logger: logger) { client in
+            let pending = try await migrator.pending(client: client, logger: logger)
+            guard pending.isEmpty else {
+                throw StartupNotReady(
+                    "the relay's database is not migrated (\(pending.joined(separator: ", ")) pending): run securepush relay migrate")
+            }
         }
         try await ProviderFactory.withClients(for: configuration.providers) { httpClient, pinnedClients in
             try await serve(httpClient: httpClient, pinnedClients: pinnedClients, tokenKey: tokenKey, migrator: migrator)

@@ -1,4 +1,5 @@
 import Logging
+import PostgresNIO
 import SecurePushStore
 
 /// A start-up condition that may yet come true: the database unreachable, a standby, or not migrated
@@ -52,6 +53,24 @@ public struct StartupWait: Sendable {
                     lastReason = notReady.message
                 }
                 try await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
+extension StartupWait {
+    /// Runs `body` with a short-lived client on the database's writable primary (`DatabaseSession`), trying
+    /// again while none answers or `body` throws `StartupNotReady` (a migration not yet applied).
+    public func withDatabase<Result: Sendable>(
+        _ configuration: DatabaseConfiguration, logger: Logger, _ body: @escaping @Sendable (any DatabaseClient) async throws -> Result
+    ) async throws -> Result {
+        // Each try waits this long for a primary; while waiting, tries are shorter so the limit is kept.
+        let attempt: Duration = limit > .zero ? .seconds(5) : .seconds(15)
+        return try await run(logger: logger) {
+            do {
+                return try await DatabaseSession.withClient(configuration, logger: logger, timeout: attempt, body)
+            } catch let error as NoWritablePrimary {
+                throw StartupNotReady("\(error)")
             }
         }
     }

@@ -23,26 +23,17 @@ struct MigrateCommand: AsyncParsableCommand {
         let (configuration, logger) = try common.loadDatabase()
         let migrator = Migrator(migrations: try Migration.bundled())
         let check = self.check
-        // Each try waits this long for a writable primary; waiting, tries are shorter so the limit is kept.
-        let attemptTimeout: Duration = configuration.startupWait > .zero ? .seconds(5) : .seconds(15)
-        let applied = try await StartupWait(limit: configuration.startupWait).run(logger: logger) {
-            do {
-                return try await DatabaseSession.withClient(configuration, logger: logger, timeout: attemptTimeout) { client in
-                    if check {
-                        let pending = try await migrator.pending(client: client, logger: logger)
-                        guard pending.isEmpty else {
-                            throw StartupNotReady(
-                                "the database needs migrations \(pending.joined(separator: ", ")) (`securepush migrate` applies them)")
-                        }
-                        return [String]()
-                    }
-                    let applied = try await migrator.migrate(client: client, logger: logger)
-                    try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
-                    return applied
+        let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
+            if check {
+                let pending = try await migrator.pending(client: client, logger: logger)
+                guard pending.isEmpty else {
+                    throw StartupNotReady("the database needs migrations \(pending.joined(separator: ", ")) (`securepush migrate` applies them)")
                 }
-            } catch let error as NoWritablePrimary {
-                throw StartupNotReady("\(error)")
+                return [String]()
             }
+            let applied = try await migrator.migrate(client: client, logger: logger)
+            try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
+            return applied
         }
         if applied.isEmpty {
             print("securepush: schema is up to date (\(migrator.migrations.count) migrations)")

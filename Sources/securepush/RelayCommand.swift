@@ -22,7 +22,7 @@ struct RelayMigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let (configuration, logger) = try common.loadDatabase()
         let migrator = try Migrator.relay()
-        let applied = try await DatabaseSession.withClient(configuration, logger: logger) { client in
+        let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
             try await migrator.migrate(client: client, logger: logger)
         }
         print(

@@ -2,13 +2,16 @@
 """Runs the real processes the deployment artifacts describe and saves what their /metrics expose, for
 metric_names.py. Against a migrated-from-empty database (DATABASE_URL of a private cluster):
 
-- `securepush migrate`, `serve --role api` and two `serve --role dispatcher` instances (@1 and @2) with
-  the exact command lines of deploy/systemd's units (their ExecStart shell with %d and %i filled in,
-  their Environment= lines, the credentials in a temporary credentials directory, the shared
-  securepush.env's SECUREPUSH_HOST/SECUREPUSH_PORT and SECUREPUSH_OPS_HOST/SECUREPUSH_OPS_PORT set to
-  the API's, which the dispatchers must not use); the API unit's operations port and the dispatchers'
-  port base are moved to free ports as a drop-in would, so each instance must listen on
-  127.0.0.1:(base + instance number) and nowhere else; an instance named `x` must refuse to start;
+- `securepush migrate`, two `serve --role api` instances (securepush-api@1 and @2) and two `serve --role
+  dispatcher` instances (@1 and @2) with the exact command lines of deploy/systemd's units (their ExecStart
+  shell with %d and %i filled in, their Environment= lines, the credentials in a temporary credentials
+  directory, the shared securepush.env's SECUREPUSH_HOST/SECUREPUSH_PORT and
+  SECUREPUSH_OPS_HOST/SECUREPUSH_OPS_PORT set to the API's, which the dispatchers must not use); the API
+  unit's two port bases and the dispatchers' port base are moved to free ports as a drop-in would, so each
+  API instance must listen on (public base + N) and 127.0.0.1:(operations base + N), not on a
+  SECUREPUSH_PORT or SECUREPUSH_OPS_PORT left in the environment, and each dispatcher on
+  127.0.0.1:(base + instance number) and nowhere else; an API or dispatcher instance named `x` must refuse
+  to start;
 - the dispatchers push `simulated` and Web Push, the latter to a local HTTPS push service that answers
   503, so a real circuit breaker opens in a dispatcher-only process;
 - postgres_exporter with deploy/prometheus/postgres-exporter-queries.yaml.
@@ -269,22 +272,38 @@ def main():
             raise SystemExit(f"live metrics: the migrate unit's command failed:\n{migrate.stdout}{migrate.stderr}")
         print(f"live metrics: migrate unit command: {migrate.stdout.strip()}")
 
-        # The API, as its unit runs it (its Environment= lines: the operations listener on 127.0.0.1,
-        # apart from the public port), with the settings securepush.env.example would give, and the
-        # operations port moved to a free one as a drop-in would (9090 may be taken on a shared machine).
-        api_unit = os.path.join(units, "securepush-api.service")
+        # The API, as its template unit runs instances @1 and @2 (its Environment= lines: the operations
+        # listener on 127.0.0.1, apart from the public port, both ports a base + the instance number), with
+        # the settings securepush.env.example would give, the two port bases moved to free ranges as a
+        # drop-in would (8081 and 9201 may be taken on a shared machine), and a SECUREPUSH_PORT and
+        # SECUREPUSH_OPS_PORT left in the environment (an older securepush.env), which the unit overrides.
+        api_unit = os.path.join(units, "securepush-api@.service")
         api_unit_env = unit_environment(api_unit)
-        if api_unit_env.get("SECUREPUSH_OPS_HOST") != "127.0.0.1" or not api_unit_env.get("SECUREPUSH_OPS_PORT"):
-            raise SystemExit(f"live metrics: {api_unit} must set SECUREPUSH_OPS_HOST=127.0.0.1 and SECUREPUSH_OPS_PORT "
-                             f"(the operations routes apart from the public port), not {api_unit_env}")
-        api_port, api_ops_port = free_port(), free_port()
-        while api_ops_port == api_port:
-            api_ops_port = free_port()
+        if (api_unit_env.get("SECUREPUSH_OPS_HOST") != "127.0.0.1" or not api_unit_env.get("SECUREPUSH_API_PORT_BASE")
+                or not api_unit_env.get("SECUREPUSH_API_OPS_PORT_BASE")):
+            raise SystemExit(f"live metrics: {api_unit} must set SECUREPUSH_OPS_HOST=127.0.0.1, SECUREPUSH_API_PORT_BASE and "
+                             f"SECUREPUSH_API_OPS_PORT_BASE (the operations routes apart from the public port), not {api_unit_env}")
+        try:
+            refused = subprocess.run(["/bin/sh", "-c", unit_command(api_unit, args.securepush, credentials, "x")],
+                                     env=dict(base_env, **api_unit_env), capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise SystemExit("live metrics: securepush-api@x did not refuse to start: it was still running after 30 s")
+        if refused.returncode == 0 or "instance name must be a number" not in refused.stderr:
+            raise SystemExit(f"live metrics: securepush-api@x did not refuse to start (status {refused.returncode}):\n"
+                             f"{refused.stdout}{refused.stderr}")
+        api_base = free_run(2)
+        api_ops_base = free_run(2)
+        while api_ops_base in range(api_base - 2, api_base + 3):
+            api_ops_base = free_run(2)
+        api_port, api_ops_port = api_base + 1, api_ops_base + 1
+        decoy_port, decoy_ops_port = free_port(), free_port()
         api_env = dict(base_env, **api_unit_env)
-        api_env.update(SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_PORT=str(api_port), SECUREPUSH_OPS_PORT=str(api_ops_port),
+        api_env.update(SECUREPUSH_HOST="127.0.0.1", SECUREPUSH_API_PORT_BASE=str(api_base), SECUREPUSH_API_OPS_PORT_BASE=str(api_ops_base),
+                       SECUREPUSH_PORT=str(decoy_port), SECUREPUSH_OPS_PORT=str(decoy_ops_port),
                        SECUREPUSH_FETCH_STATS_INTERVAL="500ms",
                        SECUREPUSH_PROVIDERS="apns,fcm,webpush")  # the shared env file lists the dispatchers' platforms
-        api = start("api", unit_command(api_unit, args.securepush, credentials), api_env, shell=True)
+        api = start("api", unit_command(api_unit, args.securepush, credentials, "1"), api_env, shell=True)
+        api2 = start("api-2", unit_command(api_unit, args.securepush, credentials, "2"), api_env, shell=True)
 
         # A local Web Push service that is down.
         cert, key = make_tls(work)
@@ -348,6 +367,15 @@ def main():
             raise SystemExit(f"live metrics: the API's operations listener is on {sorted(bound)} port {api_ops_port}, not on 127.0.0.1 alone")
         # The public port: 404 with the usual JSON error for every operations route.
         check_public_port_refuses_ops(api_port)
+        # Instance @2 beside it, on the next ports of both ranges; neither used the environment's leftovers.
+        wait_for(f"api@2's /readyz on its operations listener 127.0.0.1:{api_ops_base + 2}",
+                 lambda: alive("api-2", api2) and get(f"http://127.0.0.1:{api_ops_base + 2}/readyz")[0] == 200)
+        wait_for(f"api@2's /openapi.json on its public port 127.0.0.1:{api_base + 2}",
+                 lambda: alive("api-2", api2) and get(f"http://127.0.0.1:{api_base + 2}/openapi.json")[0] == 200)
+        for port in (decoy_port, decoy_ops_port):
+            if listening_addresses(port):
+                raise SystemExit(f"live metrics: an API instance listens on port {port}, the environment's SECUREPUSH_PORT or "
+                                 f"SECUREPUSH_OPS_PORT, which its unit must override with the port bases")
         for name, (port, process) in dispatchers.items():
             wait_for(f"{name}'s /healthz on 127.0.0.1:{port}", lambda: alive(name, process) and get(f"http://127.0.0.1:{port}/healthz")[0] == 200)
             status, body = get(f"http://127.0.0.1:{port}/readyz")
@@ -424,7 +452,8 @@ def main():
             open(os.path.join(args.output, f"{name}.metrics"), "w").write(text)
         lag = re.search(r"^securepush_queue_lag_seconds(\{[^}]*\})? (\S+)", exporter_text, re.M).group(2)
         ports = ", ".join(f"{name} on 127.0.0.1:{port}" for name, (port, _) in dispatchers.items())
-        print(f"live metrics: api (operations routes 200 on 127.0.0.1:{api_ops_port}, 404 not_found on its public port {api_port}) "
+        print(f"live metrics: api@1 (operations routes 200 on 127.0.0.1:{api_ops_port}, 404 not_found on its public port {api_port}), "
+              f"api@2 beside it on {api_base + 2}/{api_ops_base + 2} (@x refused) "
               f"and dispatchers @1 and @2 (unit command lines; {ports}: the operations routes 200, "
               f"/openapi.json 404; @x refused), a dispatcher's Web Push breaker opened after {Failing.requests} pushes to the "
               f"failing service, postgres_exporter (queue lag {lag} s): scraped into {args.output}")

@@ -7,7 +7,11 @@ public API port:
   `ops` with that number, every probe uses it and `prometheus.io/port` names it; the API's port `http`
   is SECUREPUSH_PORT; no Service targets `ops` (by name or number);
 - deploy/compose.yaml: the api and dispatcher services set SECUREPUSH_OPS_PORT, and a published
-  operations port is bound to 127.0.0.1;
+  operations port is bound to 127.0.0.1; an HAProxy service in front of them (its configuration file read
+  from the volume mounted at /usr/local/etc/haproxy/haproxy.cfg) keeps the operations port apart: no
+  frontend reaches both a service's public port and its operations port, a frontend that reaches an
+  operations port is published on 127.0.0.1 only, and every health check of a backend on the public port
+  probes the operations port;
 - Dockerfile: the image sets SECUREPUSH_OPS_PORT, and its HEALTHCHECK probes it.
 
 Usage: ops_listener.py --kubernetes DIR --compose FILE --dockerfile FILE. Exits non-zero with the reasons."""
@@ -18,6 +22,88 @@ import re
 import sys
 
 import yaml
+
+
+def published(entry):
+    """(host address, target port) of a Compose `ports` entry."""
+    if isinstance(entry, dict):
+        return str(entry.get("host_ip", "")), str(entry.get("target"))
+    parts = str(entry).split("/")[0].split(":")
+    return (parts[0] if len(parts) == 3 else ""), parts[-1]
+
+
+def parse_haproxy(path):
+    """{section name: {"kind", "binds", "backends", "servers": [(host, port, check port or None)]}} of a
+    frontend/backend/listen configuration (enough of HAProxy's syntax for the files in deploy/)."""
+    sections, current, default_server = {}, None, {}
+    for raw in open(path, encoding="utf-8"):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        words = line.split()
+        if not raw[0].isspace():
+            current = None
+            if words[0] in ("frontend", "backend", "listen") and len(words) > 1:
+                current = sections.setdefault(words[1], {"kind": words[0], "binds": [], "backends": [], "servers": []})
+                if words[0] in ("backend", "listen"):
+                    current["backends"].append(words[1])
+                default_server = {}
+            continue
+        if current is None:
+            continue
+        if words[0] == "bind":
+            current["binds"].append(words[1].rsplit(":", 1)[-1])
+        elif words[0] in ("default_backend", "use_backend"):
+            current["backends"].append(words[1])
+        elif words[0] == "default-server":
+            default_server = {"check": "check" in words, "port": words[words.index("port") + 1] if "port" in words else None}
+        elif words[0] in ("server", "server-template"):
+            address = words[3] if words[0] == "server-template" else words[2]
+            host, _, port = address.rpartition(":")
+            check = "check" in words or default_server.get("check", False)
+            check_port = words[words.index("port") + 1] if "port" in words else default_server.get("port")
+            current["servers"].append((host, port, (check_port or port) if check else None))
+    return sections
+
+
+def check_proxies(compose, folder, problems):
+    services = compose["services"]
+    ports = {}
+    for name in ("api", "dispatcher"):
+        environment = services[name].get("environment") or {}
+        ports[name] = (str(environment.get("SECUREPUSH_PORT", "")), str(environment.get("SECUREPUSH_OPS_PORT", "")))
+    for name, service in services.items():
+        if not str(service.get("image", "")).startswith("haproxy:"):
+            continue
+        config = None
+        for volume in service.get("volumes") or []:
+            source, _, rest = str(volume).partition(":")
+            if rest.split(":")[0] == "/usr/local/etc/haproxy/haproxy.cfg":
+                config = os.path.join(folder, source)
+        if config is None or not os.path.isfile(config):
+            problems.append(f"compose: the {name} service (HAProxy) mounts no configuration file at /usr/local/etc/haproxy/haproxy.cfg")
+            continue
+        sections = parse_haproxy(config)
+        for frontend, section in sections.items():
+            if section["kind"] == "backend":
+                continue
+            public, operations = False, False
+            for backend in section["backends"]:
+                for host, port, check_port in sections.get(backend, {}).get("servers", []):
+                    api_port, ops_port = ports.get(host, ("", ""))
+                    public |= port == api_port
+                    operations |= port == ops_port
+                    if port == api_port and check_port is not None and check_port != ops_port:
+                        problems.append(f"compose: {config}: backend {backend} checks {host} on port {check_port}, not on its "
+                                        f"operations port {ops_port} (/readyz is served there only)")
+            if public and operations:
+                problems.append(f"compose: {config}: frontend {frontend} reaches both the public port and the operations port")
+            if operations:
+                for entry in service.get("ports") or []:
+                    address, target = published(entry)
+                    if target in section["binds"] and address != "127.0.0.1":
+                        problems.append(f"compose: the {name} service publishes frontend {frontend} (the operations routes, port "
+                                        f"{target}) beyond 127.0.0.1 ({entry})")
 
 
 def main():
@@ -67,6 +153,7 @@ def main():
             text = str(published if not isinstance(published, dict) else f"{published.get('host_ip', '')}:{published.get('published', '')}:{published.get('target')}")
             if text.rsplit(":", 1)[-1].split("/")[0] == port and not text.startswith("127.0.0.1:"):
                 problems.append(f"compose: the {service} service publishes its operations port beyond 127.0.0.1 ({text})")
+    check_proxies(compose, os.path.dirname(os.path.abspath(args.compose)), problems)
 
     dockerfile = open(args.dockerfile, encoding="utf-8").read()
     if not re.search(r"^\s*SECUREPUSH_OPS_PORT=\d+", dockerfile, re.M):
@@ -75,11 +162,11 @@ def main():
     if not healthcheck or "SECUREPUSH_OPS_PORT" not in healthcheck.group(0):
         problems.append("Dockerfile: the HEALTHCHECK must probe SECUREPUSH_OPS_PORT's /healthz")
 
-    for problem in problems:
+    for problem in dict.fromkeys(problems):
         print(f"ops listener: {problem}", file=sys.stderr)
     if problems:
         sys.exit(1)
-    print("ops listener: the operations routes are on their own port in deploy/kubernetes, deploy/compose.yaml and the Dockerfile")
+    print("ops listener: the operations routes are on their own port in deploy/kubernetes, deploy/compose.yaml (and its proxy) and the Dockerfile")
 
 
 if __name__ == "__main__":

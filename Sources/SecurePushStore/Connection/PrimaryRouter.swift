@@ -140,11 +140,12 @@ public final class PrimaryRouter: DatabaseClient, Service {
             do {
                 (monitor, endpoint) = try await connector.connectPrimary(id: connectionID, logger: logger)
             } catch {
-                let problem = String(describing: (error as? NoWritablePrimary) ?? NoWritablePrimary(outcomes: ["\(DatabaseErrorSummary(error))"]))
+                // The hosts' outcomes (`currentNow` names them in its own `NoWritablePrimary`).
+                let problem = ((error as? NoWritablePrimary)?.outcomes ?? ["\(DatabaseErrorSummary(error))"]).joined(separator: "; ")
                 state.withLockedValue { $0.snapshot.problem = problem }
                 connected.signal()
                 if problem != lastProblem {
-                    logger.warning("no writable primary reached; retrying", metadata: ["db.problem": "\(problem)"])
+                    logger.warning("no writable primary reached; retrying", metadata: ["db.problem": "\(NoWritablePrimary(outcomes: [problem]))"])
                     lastProblem = problem
                 }
                 failures += 1
