@@ -51,25 +51,22 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import polling
+from polling import free_port
 
 
 def wait_for(what, check, timeout=60.0, interval=0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-            if result:
-                return result
-        except Exception as error:  # noqa: BLE001 - reported at the deadline
-            last = error
-        time.sleep(interval)
-    raise SystemExit(f"live metrics: timed out after {timeout:.0f} s waiting for {what}" + (f" (last error: {last})" if last else ""))
+    return polling.wait_for(what, check, timeout, interval, prefix="live metrics: ")
+
+
+def expect_refused_instance(name, command, env):
+    """A template unit's command line with a non-numeric instance name must refuse to start, saying why."""
+    try:
+        refused = subprocess.run(["/bin/sh", "-c", command], env=env, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"live metrics: {name} did not refuse to start: it was still running after 30 s")
+    if refused.returncode == 0 or "instance name must be a number" not in refused.stderr:
+        raise SystemExit(f"live metrics: {name} did not refuse to start (status {refused.returncode}):\n{refused.stdout}{refused.stderr}")
 
 
 def free_run(count):
@@ -283,14 +280,8 @@ def main():
                 or not api_unit_env.get("SECUREPUSH_API_OPS_PORT_BASE")):
             raise SystemExit(f"live metrics: {api_unit} must set SECUREPUSH_OPS_HOST=127.0.0.1, SECUREPUSH_API_PORT_BASE and "
                              f"SECUREPUSH_API_OPS_PORT_BASE (the operations routes apart from the public port), not {api_unit_env}")
-        try:
-            refused = subprocess.run(["/bin/sh", "-c", unit_command(api_unit, args.securepush, credentials, "x")],
-                                     env=dict(base_env, **api_unit_env), capture_output=True, text=True, timeout=30)
-        except subprocess.TimeoutExpired:
-            raise SystemExit("live metrics: securepush-api@x did not refuse to start: it was still running after 30 s")
-        if refused.returncode == 0 or "instance name must be a number" not in refused.stderr:
-            raise SystemExit(f"live metrics: securepush-api@x did not refuse to start (status {refused.returncode}):\n"
-                             f"{refused.stdout}{refused.stderr}")
+        expect_refused_instance("securepush-api@x", unit_command(api_unit, args.securepush, credentials, "x"),
+                                dict(base_env, **api_unit_env))
         api_base = free_run(2)
         api_ops_base = free_run(2)
         while api_ops_base in range(api_base - 2, api_base + 3):
@@ -323,14 +314,8 @@ def main():
         # start), the credentials drop-in's key file, and a drop-in moving the port base to a free range
         # (9100 may be taken on a shared machine).
         dispatcher_unit = os.path.join(units, "securepush-dispatcher@.service")
-        try:
-            refused = subprocess.run(["/bin/sh", "-c", unit_command(dispatcher_unit, args.securepush, credentials, "x")],
-                                     env=dict(base_env, **unit_environment(dispatcher_unit)), capture_output=True, text=True, timeout=30)
-        except subprocess.TimeoutExpired:
-            raise SystemExit("live metrics: securepush-dispatcher@x did not refuse to start: it was still running after 30 s")
-        if refused.returncode == 0 or "instance name must be a number" not in refused.stderr:
-            raise SystemExit(f"live metrics: securepush-dispatcher@x did not refuse to start (status {refused.returncode}):\n"
-                             f"{refused.stdout}{refused.stderr}")
+        expect_refused_instance("securepush-dispatcher@x", unit_command(dispatcher_unit, args.securepush, credentials, "x"),
+                                dict(base_env, **unit_environment(dispatcher_unit)))
         port_base = free_run(2)
         dispatcher_env = dict(base_env, **unit_environment(dispatcher_unit))
         dispatcher_env.update(SECUREPUSH_HOST="0.0.0.0", SECUREPUSH_PORT=str(api_port), SECUREPUSH_DISPATCHER_PORT_BASE=str(port_base),

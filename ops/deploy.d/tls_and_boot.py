@@ -49,32 +49,18 @@ import tempfile
 import time
 import warnings
 
+import polling
+from polling import free_port
+
 
 class ProofFailed(Exception):
     """A proof that did not hold; its message says which and why."""
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def wait_for(what, check, timeout=60.0, interval=0.2):
     """Polls `check` until it returns a true value; raises ProofFailed at the deadline."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-            if result:
-                return result
-        except ProofFailed:
-            raise
-        except Exception as error:  # noqa: BLE001 - reported at the deadline
-            last = error
-        time.sleep(interval)
-    raise ProofFailed(f"timed out after {timeout:.0f} s waiting for {what}" + (f" (last error: {last})" if last else ""))
+    return polling.wait_for(what, check, timeout, interval, failure=ProofFailed)
 
 
 def answer(output):
