@@ -47,6 +47,7 @@ struct CommandTests {
             #expect(run.status != 0)
             #expect(run.elapsed < .seconds(15))
             #expect(run.output.contains("3D000"), "the SQLSTATE is named: \(run.output)")
+            #expect(run.output.contains("the database named in DATABASE_URL does not exist"), "and what to check: \(run.output)")
             #expect(run.output.contains("securepush migrate"))
             #expect(!run.output.contains("listening"))
         }

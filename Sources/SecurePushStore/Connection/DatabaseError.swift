@@ -15,6 +15,7 @@ extension PSQLError: SummarizableError {
         if sqlState == nil, let underlying {
             summary.code += " (\(String(describing: type(of: underlying))): \(underlying))"
         }
+        if let hint = sqlState.flatMap({ SQLState.hints[$0] }) { summary.code += " (\(hint))" }
         return summary
     }
 }
@@ -47,6 +48,15 @@ extension DatabaseErrorSummary {
 
 /// SQLSTATE condition names (PostgreSQL Appendix A) for the errors an operator is likely to meet.
 enum SQLState {
+    /// What to check, for the refusals a connection meets at start-up: the server's own reason stays in its
+    /// log (its message text is never shown, see `DatabaseErrorSummary`), so the summary says where to look.
+    static let hints: [String: String] = [
+        "28000":
+            "the server refused this client: check pg_hba.conf's rule for this user, address and TLS, and the client certificate (sslcert, sslkey)",
+        "28P01": "the password in DATABASE_URL is wrong for this user",
+        "3D000": "the database named in DATABASE_URL does not exist",
+    ]
+
     static let conditionNames: [String: String] = [
         "08000": "connection_exception", "08003": "connection_does_not_exist", "08006": "connection_failure",
         "08001": "sqlclient_unable_to_establish_sqlconnection", "08004": "sqlserver_rejected_establishment_of_sqlconnection",
