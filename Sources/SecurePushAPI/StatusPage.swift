@@ -53,22 +53,12 @@ enum StatusPage {
 
     private static func outcomes(_ report: StatusReport) -> String {
         func row(_ name: String, _ window: StatusReport.Window) -> [String] {
-            [
-                name, "\(window.sent)", "\(window.failed)", "\(window.tokenInvalid)", "\(window.expired)", "\(window.cancelled)",
-                "\(window.superseded)",
-            ]
+            [name] + window.labelledCounts.map { "\($0.count)" }
         }
-        let windows = table(
-            ["window", "sent", "failed", "token invalid", "expired", "cancelled", "superseded"],
-            [row("last minute", report.lastMinute), row("last hour", report.lastHour)], empty: "")
+        let labels = report.lastHour.labelledCounts.map(\.label)
+        let windows = table(["window"] + labels, [row("last minute", report.lastMinute), row("last hour", report.lastHour)], empty: "")
         let platforms = table(
-            ["last hour, per platform", "sent", "failed", "token invalid", "expired", "cancelled", "superseded", "retried"],
-            report.outcomesLastHour.map {
-                [
-                    $0.platform, "\($0.sent)", "\($0.failed)", "\($0.tokenInvalid)", "\($0.expired)", "\($0.cancelled)", "\($0.superseded)",
-                    "\($0.retried)",
-                ]
-            },
+            ["last hour, per platform"] + labels + ["retried"], report.outcomesLastHour.map { row($0.platform, $0.window) + ["\($0.retried)"] },
             empty: "No delivery finished in the last hour.")
         return windows + platforms
     }
@@ -119,7 +109,7 @@ enum StatusPage {
     /// Only the events that happened (the JSON keeps every kind, zeros included).
     private static func security(_ report: StatusReport) -> String {
         table(
-            ["event", "count"], report.securityEventsLastHour.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] },
+            ["event", "count"], report.securityEventsThatHappened.map { [$0.event, "\($0.count)"] },
             empty: "None in the last hour.")
     }
 

@@ -24,3 +24,21 @@ extension StatusReport {
         return (connected ? "connected" : "down") + heard
     }
 }
+
+extension StatusReport {
+    /// The last hour's security events that happened (count above zero), by name: what the page and the CLI
+    /// table list (the JSON keeps every kind, zeros included).
+    public var securityEventsThatHappened: [(event: String, count: Int64)] {
+        securityEventsLastHour.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}
+
+extension StatusReport.Window {
+    /// The six outcomes with their labels, in the views' order (`sent`, `failed`, `token invalid`, ...).
+    public var labelledCounts: [(label: String, count: Int64)] {
+        [
+            ("sent", sent), ("failed", failed), ("token invalid", tokenInvalid), ("expired", expired), ("cancelled", cancelled),
+            ("superseded", superseded),
+        ]
+    }
+}

@@ -34,19 +34,18 @@ public struct StatusTable {
         lines.append(
             "notifications \(report.notifications.stored) stored, \(report.notifications.unread) unread, \(report.notifications.purged) purged, \(report.notifications.scheduled) scheduled"
         )
+        func counts(_ window: StatusReport.Window) -> String {
+            window.labelledCounts.map { "\($0.label) \($0.count)" }.joined(separator: ", ")
+        }
         for (name, window) in [("last minute", report.lastMinute), ("last hour", report.lastHour)] {
-            lines.append(
-                "\(pad(name, 14))sent \(window.sent), failed \(window.failed), token invalid \(window.tokenInvalid), expired \(window.expired), cancelled \(window.cancelled), superseded \(window.superseded)"
-            )
+            lines.append("\(pad(name, 14))\(counts(window))")
         }
         lines.append("outcomes      last hour, per platform: deliveries finished, and how many of them were retried")
         if report.outcomesLastHour.isEmpty {
             lines.append("  (no delivery finished in the last hour)")
         }
         for row in report.outcomesLastHour {
-            lines.append(
-                "  \(pad(row.platform, 12))sent \(row.sent), failed \(row.failed), token invalid \(row.tokenInvalid), expired \(row.expired), cancelled \(row.cancelled), superseded \(row.superseded), retried \(row.retried)"
-            )
+            lines.append("  \(pad(row.platform, 12))\(counts(row.window)), retried \(row.retried)")
         }
         lines.append("fetches       last hour, per platform: pushes accepted, fetched by their device, push-to-fetch latency")
         if report.fetchLastHour.isEmpty {
@@ -58,8 +57,7 @@ public struct StatusTable {
             let p99 = row.pushToFetchP99Seconds.map { String(format: "%.3f s", $0) } ?? "-"
             lines.append("  \(pad(row.platform, 12))accepted \(row.accepted), fetched \(row.fetched) (\(ratio)), p50 \(p50), p99 \(p99)")
         }
-        // Only the events that happened (the JSON keeps every kind, zeros included).
-        let security = report.securityEventsLastHour.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        let security = report.securityEventsThatHappened.map { "\($0.event) \($0.count)" }
         lines.append("security      last hour: \(security.isEmpty ? "none" : security.joined(separator: ", "))")
         lines.append("dispatchers   \(report.dispatchers.count)")
         for dispatcher in report.dispatchers {

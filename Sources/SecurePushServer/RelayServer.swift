@@ -29,11 +29,8 @@ struct RelayServer {
         }
         let migrator = try Migrator.relay()
         try await StartupWait(limit: configuration.database.startupWait).withDatabase(configuration.database, logger: logger) { client in
-            let pending = try await migrator.pending(client: client, logger: logger)
-            guard pending.isEmpty else {
-                throw StartupNotReady(
-                    "the relay's database is not migrated (\(pending.joined(separator: ", ")) pending): run securepush relay migrate")
-            }
+            try StartupNotReady.unlessMigrated(
+                try await migrator.pending(client: client, logger: logger), database: "the relay's database", command: "securepush relay migrate")
         }
         try await ProviderFactory.withClients(for: configuration.providers) { httpClient, pinnedClients in
             try await serve(httpClient: httpClient, pinnedClients: pinnedClients, tokenKey: tokenKey, migrator: migrator)

@@ -59,9 +59,7 @@ struct StartupGate {
 
     private static func check(_ connection: PostgresConnection, configuration: DatabaseConfiguration, logger: Logger) async throws {
         let pending = try await Migrator(migrations: try Migration.bundled()).pending(on: connection, logger: logger)
-        guard pending.isEmpty else {
-            throw StartupNotReady("the database needs migrations \(pending.joined(separator: ", ")); run `securepush migrate` first")
-        }
+        try StartupNotReady.unlessMigrated(pending)
         try await SettingsStore.write(configuration.deploymentSettings, on: connection, logger: logger)
     }
 }

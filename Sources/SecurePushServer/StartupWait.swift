@@ -15,6 +15,13 @@ public struct StartupNotReady: Error, CustomStringConvertible, Sendable {
 
     /// The message.
     public var description: String { message }
+
+    /// Throws unless `pending` (the migrations a database has not applied) is empty, naming them and the
+    /// command that applies them: what `serve`, `migrate --check` and the relay wait for.
+    public static func unlessMigrated(_ pending: [String], database: String = "the database", command: String = "securepush migrate") throws {
+        guard !pending.isEmpty else { return }
+        throw StartupNotReady("\(database) needs migrations \(pending.joined(separator: ", ")); run `\(command)` first")
+    }
 }
 
 /// How `serve` and `migrate` wait for their database at start-up (`SECUREPUSH_STARTUP_WAIT`): a check that

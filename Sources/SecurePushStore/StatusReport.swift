@@ -157,6 +157,11 @@ public struct StatusReport: Codable, Sendable {
             self.superseded = outcomes.superseded
             self.retried = retried
         }
+
+        /// The platform's six outcome counts as a `Window` (what `init` was given).
+        public var window: Window {
+            Window(sent: sent, failed: failed, tokenInvalid: tokenInvalid, expired: expired, cancelled: cancelled, superseded: superseded)
+        }
     }
 
     /// Pushes a platform accepted in a window and whether the devices fetched them: the end-to-end health

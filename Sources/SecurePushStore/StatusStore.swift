@@ -43,6 +43,7 @@ public struct StatusStore: Sendable {
     /// The report's statements, in whatever transaction `database` runs them.
     private func read(pendingMigrations: [String]) async throws -> StatusReport {
         let dispatchers = try await dispatchers()
+        let (lastMinute, _) = try await outcomesByPlatform(seconds: 60)
         let (lastHour, outcomesLastHour) = try await outcomesByPlatform(seconds: 3600)
         return StatusReport(
             generatedAt: Date(),
@@ -51,7 +52,7 @@ public struct StatusStore: Sendable {
             notifications: try await notifications(),
             dispatchers: dispatchers,
             openCircuits: Self.openCircuits(of: dispatchers),
-            lastMinute: try await window(seconds: 60),
+            lastMinute: lastMinute,
             lastHour: lastHour,
             outcomesLastHour: outcomesLastHour,
             fetchLastHour: try await fetchStats(window: .seconds(3600)),
@@ -175,21 +176,6 @@ public struct StatusStore: Sendable {
             counts[event] = count
         }
         return counts
-    }
-
-    private func window(seconds: Int) async throws -> StatusReport.Window {
-        var window = StatusReport.Window()
-        let rows = try await database.query(
-            """
-            SELECT outcome, count(*)::bigint FROM securepush.delivery_log
-            WHERE finished_at > now() - \(seconds) * interval '1 second'
-            GROUP BY outcome
-            """
-        )
-        for try await (outcome, count) in rows.decode((String, Int64).self) {
-            window.add(outcome, count)
-        }
-        return window
     }
 
     /// The deliveries that finished in the last `seconds`, by outcome: in all and per platform (with how many took

@@ -25,10 +25,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let check = self.check
         let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
             if check {
-                let pending = try await migrator.pending(client: client, logger: logger)
-                guard pending.isEmpty else {
-                    throw StartupNotReady("the database needs migrations \(pending.joined(separator: ", ")) (`securepush migrate` applies them)")
-                }
+                try StartupNotReady.unlessMigrated(try await migrator.pending(client: client, logger: logger))
                 return [String]()
             }
             let applied = try await migrator.migrate(client: client, logger: logger)
