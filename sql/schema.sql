@@ -184,16 +184,10 @@ CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
     AS $$
 BEGIN
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT user_id, sum(change), effective_at
-    FROM (
-        SELECT o.user_id, -1 AS change, coalesce(o.deliver_at, '-infinity'::timestamptz) AS effective_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
-        UNION ALL
-        SELECT o.user_id, 1, o.expires_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
-    ) c
-    GROUP BY user_id, effective_at
-    HAVING sum(change) <> 0;
+    SELECT o.user_id, sum(s.change), s.effective_at
+    FROM old_rows o, securepush.badge_steps(-1, o.read_at, o.purged_at, o.deliver_at, o.expires_at) s
+    GROUP BY o.user_id, s.effective_at
+    HAVING sum(s.change) <> 0;
     RETURN NULL;
 END
 $$;
@@ -209,25 +203,30 @@ CREATE FUNCTION securepush.badge_on_update() RETURNS trigger
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
+    -- The old row leaves and the new one arrives; an update that changes nothing the badge counts nets to no row.
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT user_id, sum(change), effective_at
-    FROM (
-        SELECT o.user_id, -1 AS change, coalesce(o.deliver_at, '-infinity'::timestamptz) AS effective_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
-        UNION ALL
-        SELECT o.user_id, 1, o.expires_at
-        FROM old_rows o WHERE o.read_at IS NULL AND o.purged_at IS NULL AND o.expires_at > now()
-        UNION ALL
-        SELECT n.user_id, 1, coalesce(n.deliver_at, '-infinity'::timestamptz)
-        FROM new_rows n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-        UNION ALL
-        SELECT n.user_id, -1, n.expires_at
-        FROM new_rows n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-    ) c
-    GROUP BY user_id, effective_at
-    HAVING sum(change) <> 0;
+    SELECT r.user_id, sum(s.change), s.effective_at
+    FROM (SELECT -1 AS sign, o.user_id, o.read_at, o.purged_at, o.deliver_at, o.expires_at FROM old_rows o
+          UNION ALL
+          SELECT 1, n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at FROM new_rows n) r,
+         securepush.badge_steps(r.sign, r.read_at, r.purged_at, r.deliver_at, r.expires_at) s
+    GROUP BY r.user_id, s.effective_at
+    HAVING sum(s.change) <> 0;
     RETURN NULL;
 END
+$$;
+
+
+--
+-- Name: badge_steps(integer, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.badge_steps(sign integer, read_at timestamp with time zone, purged_at timestamp with time zone, deliver_at timestamp with time zone, expires_at timestamp with time zone) RETURNS TABLE(change integer, effective_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT s.change, s.effective_at
+    FROM (VALUES (sign, coalesce(deliver_at, '-infinity'::timestamptz)), (-sign, expires_at)) AS s(change, effective_at)
+    WHERE read_at IS NULL AND purged_at IS NULL AND expires_at > now()
 $$;
 
 
@@ -977,16 +976,10 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT user_id, sum(change), effective_at
-    FROM (
-        SELECT n.user_id, 1 AS change, coalesce(n.deliver_at, '-infinity'::timestamptz) AS effective_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-        UNION ALL
-        SELECT n.user_id, -1, n.expires_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-    ) c
-    GROUP BY user_id, effective_at
-    HAVING sum(change) <> 0;
+    SELECT n.user_id, sum(s.change), s.effective_at
+    FROM new_notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
+    GROUP BY n.user_id, s.effective_at
+    HAVING sum(s.change) <> 0;
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.collapse_key IS NOT NULL) THEN
         -- Only a notification that will be pushed supersedes (not an expired, purged or muted one).
         WITH newest AS (

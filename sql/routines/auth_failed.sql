@@ -4,8 +4,7 @@
 -- Failures older than `window_` start the count again.
 CREATE OR REPLACE FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval, window_ interval)
  RETURNS double precision
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
     longest double precision := 0;

@@ -6,10 +6,7 @@
 -- Cancels by the producer's idempotency key.
 CREATE OR REPLACE FUNCTION securepush.cancel(notification_id uuid)
  RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -46,10 +43,7 @@ REVOKE ALL ON FUNCTION securepush.cancel(notification_id uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION securepush.cancel(notification_id uuid) TO securepush_producer;
 CREATE OR REPLACE FUNCTION securepush.cancel(user_id text, idempotency_key text)
  RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
- LANGUAGE sql
- SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE sql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key

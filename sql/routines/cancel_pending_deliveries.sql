@@ -3,8 +3,7 @@
 -- 001's cancel, for scheduled deliveries too.
 CREATE OR REPLACE FUNCTION securepush.cancel_pending_deliveries(target_device uuid, reason text, keep_user text DEFAULT NULL::text)
  RETURNS integer
- LANGUAGE sql
- SET jit TO 'off'
+ LANGUAGE sql SET jit TO 'off'
 AS $function$
     WITH gone AS (
         DELETE FROM securepush.deliveries dl

@@ -1,8 +1,7 @@
 -- securepush.clear_quiet_hours: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.clear_quiet_hours(user_id text)
  RETURNS boolean
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

@@ -7,11 +7,7 @@
 -- role's schema or in public), not the producer's.
 CREATE OR REPLACE FUNCTION securepush.collapse_digest(p_user text, p_key text)
  RETURNS text
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
- SET enable_seqscan TO 'on'
- SET jit TO 'off'
+ LANGUAGE sql STABLE SET search_path TO 'pg_catalog', 'securepush', 'pg_temp' SET enable_seqscan TO 'on' SET jit TO 'off'
 AS $function$
     SELECT left(encode(hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
     FROM securepush.collapse_salt s

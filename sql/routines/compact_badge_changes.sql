@@ -7,10 +7,7 @@
 -- statement that deleted it.
 CREATE OR REPLACE FUNCTION securepush.compact_badge_changes(p_after text, p_users integer)
  RETURNS text
- LANGUAGE plpgsql
- SET enable_seqscan TO 'off'
- SET enable_bitmapscan TO 'off'
- SET jit TO 'off'
+ LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET jit TO 'off'
 AS $function$
 DECLARE
     users text[];

@@ -16,12 +16,7 @@
 -- returns how many were.
 CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[], p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
  RETURNS bigint
- LANGUAGE plpgsql
- SET enable_seqscan TO 'off'
- SET enable_bitmapscan TO 'off'
- SET enable_hashjoin TO 'off'
- SET enable_mergejoin TO 'off'
- SET jit TO 'off'
+ LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
 AS $function$
 DECLARE
     touched bigint;

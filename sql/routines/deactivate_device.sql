@@ -3,8 +3,7 @@
 -- Deactivates a device (its credential stops working) and cancels its pending deliveries.
 CREATE OR REPLACE FUNCTION securepush.deactivate_device(device_id uuid, reason text DEFAULT 'unregistered'::text)
  RETURNS boolean
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

@@ -5,10 +5,7 @@
 -- last attempt), 'expired', 'cancelled', 'superseded' (detail: the server's reason).
 CREATE OR REPLACE FUNCTION securepush.delivery_outcome_events()
  RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)

@@ -4,10 +4,7 @@
 -- deliver_at or the user's quiet hours). Clear pushes are the server's own and write no event.
 CREATE OR REPLACE FUNCTION securepush.delivery_queued_events()
  RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)

@@ -6,8 +6,7 @@
 -- tells how long a throttle key is blocked, for the caller to answer a refused credential with 429.
 CREATE OR REPLACE FUNCTION securepush.device_check(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], OUT user_id text, OUT blocked_for double precision)
  RETURNS record
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
     owner text;

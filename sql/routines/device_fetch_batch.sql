@@ -4,8 +4,7 @@
 -- its own row with the item columns NULL, then one row per requested id). Drop it in a later release.
 CREATE OR REPLACE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
  RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
- LANGUAGE sql
- SET jit TO 'off'
+ LANGUAGE sql SET jit TO 'off'
 AS $function$
     WITH rows AS MATERIALIZED (
         SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids)

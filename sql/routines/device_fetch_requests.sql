@@ -3,12 +3,7 @@
 -- with no granted ids, each carrying its request's session (user_id, or blocked_for when refused).
 CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
  RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
- LANGUAGE plpgsql
- SET enable_seqscan TO 'off'
- SET enable_bitmapscan TO 'off'
- SET enable_hashjoin TO 'off'
- SET enable_mergejoin TO 'off'
- SET jit TO 'off'
+ LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 BEGIN

@@ -4,8 +4,7 @@
 -- columns NULL, then the page's rows in order). Drop it in a later release.
 CREATE OR REPLACE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean)
  RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
- LANGUAGE sql
- SET jit TO 'off'
+ LANGUAGE sql SET jit TO 'off'
 AS $function$
     WITH rows AS MATERIALIZED (
         SELECT r.*, row_number() OVER () AS position

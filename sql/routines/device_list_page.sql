@@ -3,8 +3,7 @@
 -- request or an empty page is one row whose item columns are NULL.
 CREATE OR REPLACE FUNCTION securepush.device_list_page(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean)
  RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE

@@ -1,10 +1,7 @@
 -- securepush.enqueue: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb)
  RETURNS uuid
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE

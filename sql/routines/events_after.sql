@@ -6,10 +6,7 @@
 -- holds the feed back (it does not lose events). Follow it with LISTEN securepush_events.
 CREATE OR REPLACE FUNCTION securepush.events_after(after text DEFAULT NULL, max_events integer DEFAULT 1000)
  RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text, event text, detail text)
- LANGUAGE plpgsql
- STABLE SECURITY DEFINER
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql STABLE SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
     after_xid xid8 := '0';

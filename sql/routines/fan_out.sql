@@ -9,11 +9,7 @@
 -- with the index). Without sequential scans, each notification finds its user's devices by index.
 CREATE OR REPLACE FUNCTION securepush.fan_out()
  RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET enable_seqscan TO 'off'
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan TO 'off' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')
@@ -22,16 +18,10 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT user_id, sum(change), effective_at
-    FROM (
-        SELECT n.user_id, 1 AS change, coalesce(n.deliver_at, '-infinity'::timestamptz) AS effective_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-        UNION ALL
-        SELECT n.user_id, -1, n.expires_at
-        FROM new_notifications n WHERE n.read_at IS NULL AND n.purged_at IS NULL AND n.expires_at > now()
-    ) c
-    GROUP BY user_id, effective_at
-    HAVING sum(change) <> 0;
+    SELECT n.user_id, sum(s.change), s.effective_at
+    FROM new_notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
+    GROUP BY n.user_id, s.effective_at
+    HAVING sum(s.change) <> 0;
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.collapse_key IS NOT NULL) THEN
         -- Only a notification that will be pushed supersedes (not an expired, purged or muted one).
         WITH newest AS (

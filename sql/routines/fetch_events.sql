@@ -3,11 +3,7 @@
 -- 'fetched' the first time each device fetches a notification (the row securepush.fetches gains).
 CREATE OR REPLACE FUNCTION securepush.fetch_events()
  RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET enable_seqscan TO 'off'
- SET jit TO 'off'
- SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan TO 'off' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)

@@ -1,8 +1,7 @@
 -- securepush.fetch_for_device: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[])
  RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 BEGIN

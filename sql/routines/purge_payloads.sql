@@ -5,8 +5,7 @@
 -- bulk insert) rescan the subquery for every row: a purge ran for minutes at full CPU.
 CREATE OR REPLACE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::interval, batch integer DEFAULT 10000)
  RETURNS integer
- LANGUAGE sql
- SET jit TO 'off'
+ LANGUAGE sql SET jit TO 'off'
 AS $function$
     WITH purged AS (
         UPDATE securepush.notifications n SET payload = NULL, purged_at = now()

@@ -6,8 +6,7 @@
 -- p_ends, its first occurrence.
 CREATE OR REPLACE FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone, p_ends time without time zone, p_at timestamp with time zone)
  RETURNS timestamp with time zone
- LANGUAGE plpgsql
- STABLE
+ LANGUAGE plpgsql STABLE
 AS $function$
 DECLARE
     wall timestamp := p_at AT TIME ZONE p_zone;

@@ -1,8 +1,7 @@
 -- securepush.register_device_checked: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb)
  RETURNS TABLE(device_id uuid, device_secret text, rebound_from text)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

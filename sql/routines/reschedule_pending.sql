@@ -5,8 +5,7 @@
 -- is re-timed stays (its time differs) and is taken in a later round.
 CREATE OR REPLACE FUNCTION securepush.reschedule_pending(p_users integer)
  RETURNS integer
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
     pending record;

@@ -3,8 +3,7 @@
 -- Re-times a user's waiting first attempts after their quiet hours changed.
 CREATE OR REPLACE FUNCTION securepush.reschedule_user(p_user text)
  RETURNS integer
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
     moved integer;

@@ -4,8 +4,7 @@
 -- so the device gets id-only pushes until it sets one). The one-argument form clears it.
 CREATE OR REPLACE FUNCTION securepush.rotate_device_secret(target_device uuid)
  RETURNS TABLE(device_id uuid, device_secret text)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
     secret bytea := gen_random_bytes(32);
@@ -26,8 +25,7 @@ $function$;
 REVOKE ALL ON FUNCTION securepush.rotate_device_secret(target_device uuid) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea, seal_auth bytea)
  RETURNS TABLE(device_id uuid, device_secret text, sealing boolean)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE

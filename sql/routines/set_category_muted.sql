@@ -1,8 +1,7 @@
 -- securepush.set_category_muted: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean)
  RETURNS integer
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

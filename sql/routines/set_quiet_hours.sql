@@ -1,8 +1,7 @@
 -- securepush.set_quiet_hours: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone)
  RETURNS void
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 BEGIN

@@ -1,8 +1,7 @@
 -- securepush.set_sealing_key: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.set_sealing_key(target_device uuid, seal_public bytea, seal_auth bytea)
  RETURNS boolean
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

@@ -4,8 +4,7 @@
 -- counted through its own partial index (audit_log_registrations_idx, audit_log_token_updates_idx).
 CREATE OR REPLACE FUNCTION securepush.token_changes_last_hour(p_user text, OUT recent integer, OUT oldest timestamp with time zone)
  RETURNS record
- LANGUAGE sql
- STABLE
+ LANGUAGE sql STABLE
 AS $function$
     SELECT (r.n + t.n)::integer, least(r.oldest, t.oldest)
     FROM (SELECT count(*) AS n, min(a.at) AS oldest FROM securepush.audit_log a

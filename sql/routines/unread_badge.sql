@@ -4,8 +4,7 @@
 -- entries in `badge_changes_user_idx`; the claim calls it under its own plan settings).
 CREATE OR REPLACE FUNCTION securepush.unread_badge(p_user text, p_limit integer)
  RETURNS bigint
- LANGUAGE sql
- STABLE
+ LANGUAGE sql STABLE
 AS $function$
     SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
     FROM securepush.badge_changes b

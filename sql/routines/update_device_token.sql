@@ -1,8 +1,7 @@
 -- securepush.update_device_token: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.update_device_token(target_device uuid, token text, options jsonb DEFAULT NULL::jsonb)
  RETURNS TABLE(device_id uuid, rebound_from text)
- LANGUAGE plpgsql
- SET jit TO 'off'
+ LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE

@@ -1,8 +1,7 @@
 -- securepush.validate_device: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.validate_device(platform text, token text, options jsonb)
  RETURNS void
- LANGUAGE plpgsql
- IMMUTABLE
+ LANGUAGE plpgsql IMMUTABLE
 AS $function$
 BEGIN
     IF platform = 'wns' AND jsonb_typeof(options) = 'object' AND options ? 'app' THEN

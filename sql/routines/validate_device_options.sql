@@ -1,8 +1,7 @@
 -- securepush.validate_device_options: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.validate_device_options(platform text, token text, options jsonb)
  RETURNS void
- LANGUAGE plpgsql
- IMMUTABLE
+ LANGUAGE plpgsql IMMUTABLE
 AS $function$
 DECLARE
     allowed text[];

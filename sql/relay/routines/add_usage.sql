@@ -4,9 +4,7 @@
 -- row for them per request) to this minute's usage: one statement a second per process, whatever the load.
 CREATE OR REPLACE FUNCTION securepush_relay.add_usage(p_installations uuid[], p_pushes bigint[])
  RETURNS void
- LANGUAGE sql
- SET search_path TO 'pg_catalog', 'securepush_relay'
- SET jit TO 'off'
+ LANGUAGE sql SET search_path TO 'pg_catalog', 'securepush_relay' SET jit TO 'off'
 AS $function$
     INSERT INTO securepush_relay.usage AS u (installation_id, minute, pushes)
     SELECT t.installation, date_trunc('minute', now()), t.pushes

@@ -13,9 +13,7 @@
 -- adding them every second (`add_usage`); with a quota, `take_quota` counts them here (`counted`).
 CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean)
  RETURNS record
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'securepush_relay'
- SET jit TO 'off'
+ LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush_relay' SET jit TO 'off'
 AS $function$
 DECLARE
     version integer;

@@ -5,8 +5,7 @@
 -- installation's max_tokens would be exceeded (nothing is bound then).
 CREATE OR REPLACE FUNCTION securepush_relay.bind(p_installation uuid, p_digests bytea[])
  RETURNS integer
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
 DECLARE
     cap integer;

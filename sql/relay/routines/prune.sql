@@ -3,8 +3,7 @@
 -- Prunes what is no longer needed: request ids past their expiry, usage older than two days.
 CREATE OR REPLACE FUNCTION securepush_relay.prune()
  RETURNS integer
- LANGUAGE sql
- SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE sql SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
     WITH ids AS (DELETE FROM securepush_relay.request_ids WHERE expires_at < now() RETURNING 1),
          old AS (DELETE FROM securepush_relay.usage WHERE minute < now() - interval '2 days' RETURNING 1)

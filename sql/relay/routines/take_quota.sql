@@ -4,8 +4,7 @@
 -- (and counts them), else the seconds until they would (nothing counted).
 CREATE OR REPLACE FUNCTION securepush_relay.take_quota(p_installation uuid, p_pushes integer)
  RETURNS double precision
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
 DECLARE
     per_minute integer;
