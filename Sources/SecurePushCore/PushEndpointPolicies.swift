@@ -28,23 +28,25 @@ public struct PushEndpointPolicies: Hashable, Sendable {
         self.unifiedPush = unifiedPush
     }
 
-    /// The policy for `platform`'s tokens, `nil` for platforms whose tokens are not URLs.
+    /// The policy for `platform`'s tokens, `nil` for platforms whose tokens are not URLs (`Platform.tokenIsURL`;
+    /// `PushEndpointPolicyTests` checks that every platform whose token is a URL has one here).
     public func policy(for platform: Platform) -> PushEndpointPolicy? {
         switch platform {
         case .webpush: webPush
         case .unifiedpush: unifiedPush
         case .wns: wns
-        case .apns, .fcm, .simulated: nil
+        default: nil
         }
     }
 
-    /// How a refused URL of `platform` is named in messages: `Web Push endpoint`, `WNS channel URI`.
+    /// How a refused URL of `platform` is named in messages: `Web Push endpoint`, `WNS channel URI`; for a
+    /// platform whose token is not a URL, `<platform> token`.
     public static func label(for platform: Platform) -> String {
         switch platform {
         case .wns: "WNS channel URI"
         case .webpush: "Web Push endpoint"
         case .unifiedpush: "UnifiedPush endpoint"
-        case .apns, .fcm, .simulated: "\(platform.rawValue) token"
+        default: "\(platform.rawValue) token"
         }
     }
 }

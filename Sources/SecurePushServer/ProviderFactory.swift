@@ -83,48 +83,16 @@ public enum ProviderFactory {
                     (try? await outbox.isPending(platform: platform, token: token)) ?? false
                 }
             }
-            func client() throws -> HTTPClient {
-                guard let httpClient else {
-                    throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given")
-                }
-                return httpClient
-            }
-            func pinned() throws -> PinnedHTTPClients {
-                guard let pinnedClients else {
-                    throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no pinned HTTP clients were given")
-                }
-                return pinnedClients
-            }
-            func missing() -> ConfigurationError {
-                ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but its settings were not read")
-            }
             do {
-                switch platform {
-                case .simulated:
+                guard platform != .simulated else {
                     let outbox = try SimulatedOutbox(path: configuration.simulatedOutboxPath)
                     let profile: any EnvelopeProfile =
                         configuration.simulatedEnvelope == .fcm
                         ? FCMEnvelope(settings: settings.envelopes, defaultProject: SimulatedProvider.project)
                         : APNsEnvelope(settings: settings.envelopes, defaultTopic: SimulatedProvider.topic)
                     return SimulatedProvider(outbox: outbox, profile: profile, latency: configuration.simulatedLatency)
-                case .apns:
-                    guard let apns = settings.apns else { throw missing() }
-                    return try APNsProvider(configuration: apns, httpClient: try client(), logger: logger)
-                case .fcm:
-                    guard let fcm = settings.fcm else { throw missing() }
-                    return try FCMProvider(configuration: fcm, httpClient: try client(), logger: logger)
-                case .webpush:
-                    guard let webPush = settings.webPush else { throw missing() }
-                    return try WebPushProvider(configuration: webPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
-                case .unifiedpush:
-                    guard var unifiedPush = settings.webPush else { throw missing() }
-                    unifiedPush.endpointPolicy = settings.endpointPolicies.unifiedPush
-                    return try WebPushProvider(
-                        platform: .unifiedpush, configuration: unifiedPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
-                case .wns:
-                    guard let wns = settings.wns else { throw missing() }
-                    return try WNSProvider(configuration: wns, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
                 }
+                return try settings.makeProvider(for: platform, httpClient: httpClient, pinnedClients: pinnedClients, logger: logger)
             } catch let error as ConfigurationError {
                 throw error
             } catch let error as SimulatedOutboxError {

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
+import Logging
 import SecurePushCore
 import SecurePushProviders
 import SecurePushStore
@@ -51,6 +53,48 @@ public struct ProviderSettings: Sendable {
             vapidPublicKey = try Self.vapidKey(values).publicKey.x963Representation.base64URLEncodedString
         }
         if platforms.contains(.wns) { wns = try Self.wns(values, policy: endpointPolicies.wns) }
+    }
+
+    /// The real provider of `platform`, from the settings read for it, sending with `httpClient` and, for a
+    /// platform whose token is a URL, `pinnedClients` (both owned by the caller). The one place besides `init`
+    /// that names each platform: a platform's settings and its provider are added here together.
+    func makeProvider(
+        for platform: Platform, httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?, logger: Logger
+    ) throws -> any PushProvider {
+        func client() throws -> HTTPClient {
+            guard let httpClient else {
+                throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no HTTP client was given")
+            }
+            return httpClient
+        }
+        func pinned() throws -> PinnedHTTPClients {
+            guard let pinnedClients else {
+                throw ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but no pinned HTTP clients were given")
+            }
+            return pinnedClients
+        }
+        let missing = ConfigurationError("SECUREPUSH_PROVIDERS lists \(platform.rawValue), but its settings were not read")
+        switch platform {
+        case .simulated:
+            throw ConfigurationError("the simulated platform has no settings of its own (ProviderFactory makes it)")
+        case .apns:
+            guard let apns else { throw missing }
+            return try APNsProvider(configuration: apns, httpClient: try client(), logger: logger)
+        case .fcm:
+            guard let fcm else { throw missing }
+            return try FCMProvider(configuration: fcm, httpClient: try client(), logger: logger)
+        case .webpush:
+            guard let webPush else { throw missing }
+            return try WebPushProvider(configuration: webPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
+        case .unifiedpush:
+            guard var unifiedPush = webPush else { throw missing }
+            unifiedPush.endpointPolicy = endpointPolicies.unifiedPush
+            return try WebPushProvider(
+                platform: .unifiedpush, configuration: unifiedPush, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
+        case .wns:
+            guard let wns else { throw missing }
+            return try WNSProvider(configuration: wns, httpClient: try client(), pinnedClients: try pinned(), logger: logger)
+        }
     }
 
     static let timeoutRange: ClosedRange<Duration> = .seconds(1)...(.seconds(120))

@@ -16,6 +16,19 @@ struct PushEndpointPolicyTests {
         var testDescription: String { url }
     }
 
+    @Test("a policy and a label of its own for each platform whose token is a URL, no policy for any other", arguments: Platform.allCases)
+    func everyURLPlatformHasAPolicy(platform: Platform) {
+        let policy = PushEndpointPolicies().policy(for: platform)
+        let label = PushEndpointPolicies.label(for: platform)
+        if platform.tokenIsURL {
+            #expect(policy != nil, "add \(platform.rawValue)'s policy to PushEndpointPolicies")
+            #expect(label != "\(platform.rawValue) token", "name \(platform.rawValue)'s URL in PushEndpointPolicies.label(for:)")
+        } else {
+            #expect(policy == nil)
+            #expect(label == "\(platform.rawValue) token")
+        }
+    }
+
     static let rows: [Row] = [
         Row(url: "https://updates.push.services.mozilla.com/wpush/v2/abc", refusal: nil),
         Row(url: "https://push.services.mozilla.com/x", refusal: nil),

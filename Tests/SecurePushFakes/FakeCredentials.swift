@@ -3,7 +3,8 @@ import Foundation
 import _CryptoExtras
 
 /// Throw-away credentials written to temporary files, and the `SECUREPUSH_*` settings that point a
-/// SecurePush process at the fakes (for integration tests through the dispatcher).
+/// SecurePush process at the fakes (for integration tests through the dispatcher). A platform added after WNS
+/// keeps its own in its fake's file, as `FakeWNSServer.swift` does.
 public enum FakeCredentials {
     /// The team id of the APNs app the tests configure by default.
     public static let apnsTeamID = "TEAM123456"
@@ -56,13 +57,6 @@ public enum FakeCredentials {
             path: try write(String(decoding: json, as: UTF8.self), suffix: ".json"), key: key, clientEmail: clientEmail, projectID: projectID)
     }
 
-    /// Writes a WNS app's credentials file (`SECUREPUSH_WNS_APPS`) for `clientID` and `secret` and returns its path.
-    public static func wnsApp(clientID: String, secret: String, tokenURL: String? = nil) throws -> String {
-        var object = ["client_id": clientID, "client_secret": secret]
-        if let tokenURL { object["token_url"] = tokenURL }
-        return try write(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), suffix: ".json")
-    }
-
     /// Writes a VAPID private key in PEM.
     public static func vapidKey() throws -> (path: String, key: P256.Signing.PrivateKey) {
         let key = P256.Signing.PrivateKey()
@@ -99,15 +93,6 @@ public enum FakeCredentials {
             "SECUREPUSH_WEBPUSH_VAPID_KEY_FILE": vapidKeyFile, "SECUREPUSH_WEBPUSH_SUBJECT": subject, "SECUREPUSH_WEBPUSH_CA_FILE": fake.caFile,
             "SECUREPUSH_WEBPUSH_NAVIGATE_URL": navigateURL,
             "SECUREPUSH_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1,localhost", "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks,
-        ]
-    }
-
-    /// Settings pointing WNS at `fake` (allowing channel URIs on 127.0.0.1, on loopback).
-    public static func environment(wns fake: FakeWNSServer) -> [String: String] {
-        [
-            "SECUREPUSH_WNS_CLIENT_ID": fake.clientID, "SECUREPUSH_WNS_CLIENT_SECRET": fake.clientSecret, "SECUREPUSH_WNS_TOKEN_URL": fake.tokenURL,
-            "SECUREPUSH_WNS_SCOPE": fake.scope, "SECUREPUSH_WNS_ALLOWED_HOSTS": "127.0.0.1",
-            "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks, "SECUREPUSH_WNS_CA_FILE": fake.caFile,
         ]
     }
 

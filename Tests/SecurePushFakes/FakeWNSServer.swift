@@ -143,3 +143,22 @@ public final class FakeWNSServer: Sendable {
         return .status(200, headers: [("x-wns-status", "received"), ("x-wns-msg-id", String(UInt64.random(in: 1...UInt64.max), radix: 16))])
     }
 }
+
+/// WNS's credentials file and settings, beside its fake.
+extension FakeCredentials {
+    /// Writes a WNS app's credentials file (`SECUREPUSH_WNS_APPS`) for `clientID` and `secret` and returns its path.
+    public static func wnsApp(clientID: String, secret: String, tokenURL: String? = nil) throws -> String {
+        var object = ["client_id": clientID, "client_secret": secret]
+        if let tokenURL { object["token_url"] = tokenURL }
+        return try write(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), suffix: ".json")
+    }
+
+    /// Settings pointing WNS at `fake` (allowing channel URIs on 127.0.0.1, on loopback).
+    public static func environment(wns fake: FakeWNSServer) -> [String: String] {
+        [
+            "SECUREPUSH_WNS_CLIENT_ID": fake.clientID, "SECUREPUSH_WNS_CLIENT_SECRET": fake.clientSecret, "SECUREPUSH_WNS_TOKEN_URL": fake.tokenURL,
+            "SECUREPUSH_WNS_SCOPE": fake.scope, "SECUREPUSH_WNS_ALLOWED_HOSTS": "127.0.0.1",
+            "SECUREPUSH_PUSH_ALLOWED_PRIVATE_NETWORKS": loopbackNetworks, "SECUREPUSH_WNS_CA_FILE": fake.caFile,
+        ]
+    }
+}
