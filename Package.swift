@@ -180,13 +180,13 @@ let package = Package(
             path: "Tools/SecurePushBench",
             swiftSettings: swiftSettings
         ),
-        // Shared test helpers: database access, fake push servers.
+        // Shared test helpers: database access, the fake push services of every platform together.
         .target(
             name: "SecurePushTestSupport",
             dependencies: [
                 "SecurePushCore", "SecurePushStore", "SecurePushServer", "SecurePushProviders",
-                "SecurePushDispatcher", "SecurePushAPI", "SecurePushClient", .postgresNIO, .serviceLifecycle,
-                .hummingbird, .hummingbirdTesting, .nioCore, .crypto, .logging, .httpTypes,
+                "SecurePushDispatcher", "SecurePushAPI", "SecurePushClient", "SecurePushFakes", .postgresNIO, .serviceLifecycle,
+                .hummingbird, .hummingbirdTesting, .nioCore, .crypto, .cryptoExtras, .logging, .httpTypes,
                 .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
             ],
             path: "Tests/SecurePushTestSupport",

@@ -14,19 +14,23 @@ import _CryptoExtras
 /// what each fake platform received (docs/envelopes.md).
 @Suite("Envelopes through the dispatcher")
 struct EnvelopeDispatchTests {
-    @Test("no payload byte in any platform's envelope: APNs alert and silent, FCM, Web Push (decrypted), WNS, simulated")
+    @Test(
+        "no payload byte in any platform's envelope, pushes and clears: every real platform (APNs alert and silent; Web Push and UnifiedPush decrypted) and simulated"
+    )
     func idOnlyOnEveryPlatform() async throws {
         try await TestDatabase.with { db in
-            try await FakePlatforms.with { platforms in
-                let (apns, fcm, webPush, wns) = (platforms.apns, platforms.fcm, platforms.webPush, platforms.wns)
-                let subscription = webPush.subscribe()
-                try await db.insertDevice(user: "ivy", platform: "apns", token: hexToken())
-                try await db.insertDevice(user: "ivy", platform: "apns", token: hexToken(), options: #"{"push_style":"silent"}"#)
-                try await db.insertDevice(user: "ivy", platform: "fcm", token: "fcm-token-" + UUID().uuidString.lowercased())
-                try await db.insertDevice(
-                    user: "ivy", platform: "webpush", token: subscription.endpoint,
-                    options: #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#)
-                try await db.insertDevice(user: "ivy", platform: "wns", token: wns.makeChannelURI())
+            try await FakePushServices.with { fakes in
+                // One device per real platform (FakePushServices names them all), and a second APNs device with the
+                // silent style: APNs has two envelopes.
+                var devices: [Platform: Int] = [:]
+                for platform in FakePushServices.realPlatforms {
+                    let device = try #require(fakes.device(platform))
+                    try await db.insertDevice(user: "ivy", platform: platform.rawValue, token: device.token, options: device.options)
+                    devices[platform] = 1
+                }
+                let silent = try #require(fakes.device(.apns))
+                try await db.insertDevice(user: "ivy", platform: "apns", token: silent.token, options: #"{"push_style":"silent"}"#)
+                devices[.apns, default: 0] += 1
                 try await db.insertDevice(user: "ivy", token: "ivy-simulated")
                 var markers: [UUID: String] = [:]
                 for _ in 0..<8 {
@@ -34,28 +38,19 @@ struct EnvelopeDispatchTests {
                     let id = try await db.enqueue(user: "ivy", payload: #"{"secret":"\#(marker)","title":"Payment received"}"#)
                     markers[id] = marker
                 }
-                let settings = platforms.settings
                 let ids = Set(markers.keys.map { $0.uuidString.lowercased() })
                 let payloadMarkers = Array(markers.values)
-                try await withPlatformDispatcher(db, platforms: "apns,fcm,webpush,wns", settings: settings) { harness in
-                    try await db.eventually("48 pushes", timeout: .seconds(30)) {
-                        apns.delivered.count == 16 && fcm.delivered.count == 8 && webPush.deliveries.count == 8
-                            && wns.delivered.count == 8
-                            && harness.pushes.count == 8
+                let expected = devices
+                let pushes = 8 * (expected.values.reduce(0, +) + 1)
+                try await withPlatformDispatcher(db, platforms: FakePushServices.providersSetting, settings: fakes.settings) { harness in
+                    try await db.eventually("\(pushes) pushes", timeout: .seconds(30)) {
+                        expected.allSatisfy { fakes.accepted($0.key).count == 8 * $0.value } && harness.pushes.count == 8
                     }
                     // Every byte each platform received: request line, headers, body (decrypted for Web Push).
-                    var wire: [(platform: String, text: String)] = []
-                    func text(_ request: FakeRequest, body: Data? = nil) -> String {
-                        ([request.path] + request.headers.map { "\($0.name): \($0.value)" }).joined(separator: "\n") + "\n"
-                            + String(decoding: body ?? request.body, as: UTF8.self)
-                    }
-                    wire += apns.delivered.map { ("apns", text($0)) }
-                    wire += fcm.delivered.map { ("fcm", text($0)) }
-                    wire += webPush.deliveries.map { ("webpush", text($0.request, body: $0.plaintext)) }
-                    wire += wns.delivered.map { ("wns", text($0)) }
+                    var wire = FakePushServices.realPlatforms.flatMap { platform in fakes.accepted(platform).map { (platform.rawValue, $0) } }
                     let encoder = JSONEncoder()
                     wire += try harness.pushes.map { ("simulated", String(decoding: try encoder.encode($0), as: UTF8.self)) }
-                    #expect(wire.count == 48)
+                    #expect(wire.count == pushes)
                     for (platform, text) in wire {
                         for marker in payloadMarkers { #expect(!text.contains(marker), "\(platform) carried a payload") }
                         #expect(!text.contains("Payment received"), "\(platform) carried a payload")
@@ -65,20 +60,17 @@ struct EnvelopeDispatchTests {
                     // Read sync: the simulated device reads all eight; every other device gets one clear naming them.
                     // A clear names the notifications whose push was accepted: wait until every outcome is logged.
                     try await db.eventually(
-                        "48 outcomes logged as sent", timeout: .seconds(30),
-                        count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'", is: 48)
+                        "\(pushes) outcomes logged as sent", timeout: .seconds(30),
+                        count: "SELECT count(*)::bigint FROM securepush.delivery_log WHERE outcome = 'sent'", is: Int64(pushes))
                     try await db.execute("UPDATE securepush.settings SET value = '0 seconds' WHERE key = 'read_sync_window'")
                     let reader: UUID = try await db.scalar("SELECT id FROM securepush.devices WHERE token = 'ivy-simulated'")
                     try await db.execute(
                         "INSERT INTO securepush.fetches (notification_id, device_id) SELECT id, \(reader) FROM securepush.notifications")
                     try await db.execute("UPDATE securepush.notifications SET read_at = now() WHERE user_id = 'ivy'")
-                    try await db.eventually("5 clears", timeout: .seconds(30)) {
-                        apns.delivered.count == 18 && fcm.delivered.count == 9 && webPush.deliveries.count == 9
-                            && wns.delivered.count == 9
+                    try await db.eventually("a clear for each device", timeout: .seconds(30)) {
+                        expected.allSatisfy { fakes.accepted($0.key).count == 9 * $0.value }
                     }
-                    var clears = apns.delivered.suffix(2).map { ("apns", text($0)) }
-                    clears += [("fcm", text(fcm.delivered[8])), ("wns", text(wns.delivered[8]))]
-                    clears.append(("webpush", text(webPush.deliveries[8].request, body: webPush.deliveries[8].plaintext)))
+                    let clears = expected.flatMap { platform, count in fakes.accepted(platform).suffix(count).map { (platform.rawValue, $0) } }
                     for (platform, text) in clears {
                         for marker in payloadMarkers { #expect(!text.contains(marker), "\(platform) clear carried a payload") }
                         #expect(text.contains("secureClear") || text.contains("clear:"), "\(platform): \(text)")
@@ -86,7 +78,7 @@ struct EnvelopeDispatchTests {
                     }
                     #expect(harness.pushes.count == 8, "the reader gets no clear")
                 }
-                let types = apns.delivered.compactMap { $0.header("apns-push-type") }
+                let types = fakes.apns.delivered.compactMap { $0.header("apns-push-type") }
                 // 8 alerts and 8 silent pushes, then the 2 clears (background).
                 #expect(types.filter { $0 == "alert" }.count == 8 && types.filter { $0 == "background" }.count == 10)
             }

@@ -36,7 +36,7 @@ struct SealedPreviewTests {
     )
     func sealedOnEveryPlatform() async throws {
         try await TestDatabase.with { db in
-            try await FakePlatforms.with { platforms in
+            try await FakePushServices.with { platforms in
                 let (apns, fcm, webPush, wns) = (platforms.apns, platforms.fcm, platforms.webPush, platforms.wns)
                 let (apnsKey, fcmKey, wnsKey, strangerKey) = (
                     SealingKey.generate(), SealingKey.generate(), SealingKey.generate(), SealingKey.generate()
@@ -157,7 +157,7 @@ struct SealedPreviewTests {
     @Test("switch off: previews are stored and returned but never pushed; pushes are exactly id-only")
     func switchOff() async throws {
         try await TestDatabase.with { db in
-            try await FakePlatforms.with { platforms in
+            try await FakePushServices.with { platforms in
                 let key = SealingKey.generate()
                 try await setKey(db, device: try await db.insertDevice(user: "bo", platform: "apns", token: hexToken()), key)
                 let subscription = platforms.webPush.subscribe()

@@ -71,7 +71,7 @@ struct TracingTests {
         router.post("/v1/traces") { request, _ in try await collector.receive(request) }
         try await Application(router: router).test(.live) { otlp in
             try await TestDatabase.with { db in
-                try await FakePlatforms.with { platforms in
+                try await FakePushServices.with { platforms in
                     var environment = platforms.settings
                     environment["SECUREPUSH_PROVIDERS"] = "apns,webpush"
                     environment["SECUREPUSH_OTEL_ENDPOINT"] = "http://127.0.0.1:\(try #require(otlp.port))"

@@ -4,6 +4,7 @@ import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders
 import SecurePushServer
+import SecurePushTestSupport
 import Testing
 import _CryptoExtras
 
@@ -174,49 +175,23 @@ struct ProviderSettingsTests {
 
     @Test("every real platform, configured only through SECUREPUSH_* settings, delivers to its fake")
     func allPlatformsFromEnvironment() async throws {
-        let apnsKey = try FakeCredentials.apnsKey()
-        let apns = try await FakeAPNsServer.start(keys: [apnsKey.signingKey(teamID: "TEAM123456", keyID: "KEY1234567")])
-        let fcmKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let fcm = try await FakeFCMServer.start(
-            projectID: "securepush-test", clientEmail: "pusher@securepush-test.iam.gserviceaccount.com", publicKey: fcmKey.publicKey)
-        let account = try FakeCredentials.serviceAccount(key: fcmKey, tokenURI: fcm.tokenURI)
-        let webPush = try await FakeWebPushServer.start()
-        let vapid = try FakeCredentials.vapidKey()
-        let wns = try await FakeWNSServer.start(clientID: "ms-app://s-1-15-2-9", clientSecret: "wns-secret")
-
-        var environment = ["SECUREPUSH_PROVIDERS": "apns,fcm,webpush,wns"]
-        environment.merge(FakeCredentials.environment(apns: apns, key: apnsKey, teamID: "TEAM123456", keyID: "KEY1234567", topic: "com.example.app"))
-        { $1 }
-        environment.merge(FakeCredentials.environment(fcm: fcm, account: account)) { $1 }
-        environment.merge(FakeCredentials.environment(webPush: webPush, vapidKeyFile: vapid.path)) { $1 }
-        environment.merge(FakeCredentials.environment(wns: wns)) { $1 }
-        let configuration = try Self.configuration(environment)
-
-        try await TestSupport.withClients { client, pinned in
-            let providers = Dictionary(
-                uniqueKeysWithValues: try ProviderFactory.makeProviders(
-                    configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger
-                ).map {
-                    ($0.platform, $0)
-                })
-            let subscription = webPush.subscribe()
-            let pushes: [Push] = [
-                TestSupport.push(token: TestSupport.randomHexToken()),
-                TestSupport.push(token: "fcm-registration-token", platform: .fcm),
-                TestSupport.push(
-                    token: subscription.endpoint, platform: .webpush, options: ["p256dh": subscription.p256dh, "auth": subscription.auth]),
-                TestSupport.push(token: wns.makeChannelURI(), platform: .wns),
-            ]
-            for push in pushes {
-                let result = await providers[push.target.platform]!.send(push)
-                #expect(result.kind == "sent", "\(push.target.platform): \(result)")
+        try await FakePushServices.with { fakes in
+            var environment = fakes.settings
+            environment["SECUREPUSH_PROVIDERS"] = FakePushServices.providersSetting
+            let configuration = try Self.configuration(environment)
+            try await TestSupport.withClients { client, pinned in
+                let providers = try ProviderFactory.makeProviders(
+                    configuration, httpClient: client, pinnedClients: pinned, logger: TestSupport.logger)
+                #expect(providers.map(\.platform) == FakePushServices.realPlatforms)
+                for provider in providers {
+                    let device = try #require(fakes.device(provider.platform))
+                    let options = try #require(try JSONSerialization.jsonObject(with: Data(device.options.utf8)) as? [String: String])
+                    let result = await provider.send(TestSupport.push(token: device.token, platform: provider.platform, options: options))
+                    #expect(result.kind == "sent", "\(provider.platform): \(result)")
+                    #expect(fakes.accepted(provider.platform).count == 1, "\(provider.platform)")
+                }
             }
         }
-        #expect(apns.delivered.count == 1)
-        #expect(fcm.deliveredBodies.count == 1)
-        #expect(webPush.deliveries.count == 1)
-        #expect(wns.delivered.count == 1)
-        for fake in [apns.server, fcm.server, webPush.server, wns.server] { await fake.shutdown() }
     }
 }
 
