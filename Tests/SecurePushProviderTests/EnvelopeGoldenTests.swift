@@ -62,14 +62,6 @@ struct EnvelopeGoldenTests {
         return values
     }
 
-    /// The placeholders of a WNS golden file: the common ones with the TTL, the channel and the access token.
-    static func wnsValues(_ push: Push, _ request: FakeRequest, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: String] {
-        var values = Self.values(push, ttl: try Self.checkedTTL(request.header("x-wns-ttl"), sourceLocation: sourceLocation))
-        values["channel"] = request.path
-        values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
-        return values
-    }
-
     /// Sends `push` through the Web Push fixture and compares the delivery the fake decrypted with the golden
     /// file `name`; the placeholders are the common ones with the TTL, the endpoint, VAPID's JWT and key, and
     /// `extra`. Returns the delivery.
@@ -153,14 +145,6 @@ struct EnvelopeGoldenTests {
         }
     }
 
-    @Test("WNS: raw, body = id, TTL, cache policy")
-    func wns() async throws {
-        try await WNSFixture.with { fixture in
-            let push = Self.push(token: fixture.fake.makeChannelURI(), platform: .wns)
-            try await Self.expectGolden("wns", push, fixture: fixture) { try Self.wnsValues(push, $0) }
-        }
-    }
-
     /// A collapse digest as `securepush.collapse_digest` writes it (32 hex digits), for the `{collapse}` placeholder.
     static let collapse = "8f14e45fceea167a5a36dedd4bea2543"
 
@@ -235,15 +219,6 @@ struct EnvelopeGoldenTests {
         }
     }
 
-    @Test("WNS time-sensitive: X-WNS-Priority 1")
-    func wnsTimeSensitive() async throws {
-        try await WNSFixture.with { fixture in
-            var push = Self.push(token: fixture.fake.makeChannelURI(), platform: .wns)
-            push.urgency = .timeSensitive
-            try await Self.expectGolden("wns-time-sensitive", push, fixture: fixture) { try Self.wnsValues(push, $0) }
-        }
-    }
-
     /// A read-sync clear of the push's own notification and an older one (`{id}` and `{older}`).
     static func clear(_ push: Push) -> (Push, older: NotificationID) {
         var clear = push
@@ -273,14 +248,6 @@ struct EnvelopeGoldenTests {
         try await WebPushFixture.with { fixture in
             let (push, older) = Self.clear(fixture.push(fixture.fake.subscribe()))
             try await Self.expectGolden("webpush-clear", push, fixture: fixture, extra: ["older": older.description])
-        }
-    }
-
-    @Test("clears (read sync): WNS raw, body clear: and the ids")
-    func wnsClear() async throws {
-        try await WNSFixture.with { fixture in
-            let (push, older) = Self.clear(Self.push(token: fixture.fake.makeChannelURI(), platform: .wns))
-            try await Self.expectGolden("wns-clear", push, fixture: fixture, extra: ["older": older.description]) { try Self.wnsValues(push, $0) }
         }
     }
 
@@ -314,9 +281,5 @@ extension APNsFixture: RecordingFixture {
 }
 
 extension FCMFixture: RecordingFixture {
-    var delivered: [FakeRequest] { fake.delivered }
-}
-
-extension WNSFixture: RecordingFixture {
     var delivered: [FakeRequest] { fake.delivered }
 }

@@ -90,7 +90,7 @@ struct ProviderSettingsTests {
         #expect(Self.message(environment)?.contains("list a bundle id twice") == true)
     }
 
-    @Test("FCM, Web Push and WNS credentials are required and checked")
+    @Test("FCM and Web Push credentials are required and checked")
     func otherPlatforms() throws {
         #expect(Self.message(["SECUREPUSH_PROVIDERS": "fcm"])?.hasPrefix("SECUREPUSH_FCM_SERVICE_ACCOUNT_FILE is not set") == true)
         let brokenAccount = try TestSupport.temporaryFile(#"{"project_id":"p"}"#)
@@ -131,17 +131,6 @@ struct ProviderSettingsTests {
                 "SECUREPUSH_WEBPUSH_SUBJECT": "mailto:ops@example.com", "SECUREPUSH_WEBPUSH_NAVIGATE_URL": "https://app.example.com/",
             ])
             .providerSettings.webPush != nil)
-
-        #expect(Self.message(["SECUREPUSH_PROVIDERS": "wns"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_ID is not set") == true)
-        #expect(
-            Self.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_SECRET is not set")
-                == true)
-        let wns = try #require(
-            try Self.configuration(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s"])
-                .providerSettings.wns)
-        #expect(wns.allowedHostSuffixes == ["notify.windows.com"])
-        #expect(wns.apps.map(\.tokenURL) == [WNSConfiguration.defaultTokenURL])
-        #expect(wns.apps.map(\.name) == [nil])
     }
 
     @Test("ProviderFactory builds real providers from the environment, and the APNs one delivers to the fake")

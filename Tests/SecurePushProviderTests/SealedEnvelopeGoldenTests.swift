@@ -74,25 +74,6 @@ struct SealedEnvelopeGoldenTests {
         #expect(sizes.count == 2 && sizes[0] == sizes[1], "sealed FCM bodies with and without a preview: \(sizes)")
     }
 
-    @Test("WNS sealed: the raw body is sealed:<id>:<sealed>")
-    func wns() async throws {
-        var sizes: [Int] = []
-        for (name, preview) in [("wns-sealed", Self.preview), (nil, nil)] {
-            try await WNSFixture.with { fixture in
-                let push = Self.sealed(
-                    EnvelopeGoldenTests.push(token: fixture.fake.makeChannelURI(), platform: .wns), preview: preview, key: Self.sealingKey())
-                #expect(await fixture.provider.send(push).kind == "sent")
-                let request = try #require(fixture.delivered.first)
-                sizes.append(request.body.count)
-                let body = String(decoding: request.body, as: UTF8.self)
-                var values = try EnvelopeGoldenTests.wnsValues(push, request)
-                values.merge(try Self.sealedValue(body.split(separator: ":").last.map(String.init))) { $1 }
-                if let name { try GoldenEnvelope(name: name).expect(request, values: values) }
-            }
-        }
-        #expect(sizes.count == 2 && sizes[0] == sizes[1], "sealed WNS bodies with and without a preview: \(sizes)")
-    }
-
     @Test("Web Push sealed: the preview inside the encrypted message, its title and body shown; every record 3175 bytes")
     func webPush() async throws {
         var sizes: [Int] = []

@@ -1,8 +1,12 @@
 import Foundation
+import Logging
 import SecurePushCore
 import SecurePushFakes
-import SecurePushProviders
+import SecurePushServer
+import SecurePushTestSupport
 import Testing
+
+@testable import SecurePushProviders
 
 struct WNSFixture {
     let fake: FakeWNSServer
@@ -28,6 +32,10 @@ struct WNSFixture {
     }
 }
 
+/// Everything WNS-specific in one file, the layout a new platform copies (docs/architecture.md § Add a push
+/// platform): the provider against the fake, the answer classifier, the golden envelopes (docs/envelopes/wns*.http),
+/// the sealed envelope, the settings and log hygiene. What must hold for every platform is tested once, over
+/// `FakePushServices`.
 @Suite("WNS provider against the fake WNS")
 struct WNSProviderTests {
     @Test("a raw notification whose body is the id, with a cached token")
@@ -148,4 +156,156 @@ struct WNSProviderTests {
             #expect(!production.isAllowedChannel("http://db5p.notify.windows.com/w/"))
         }
     }
+
+    // MARK: Classifier
+
+    struct VerdictRow: Sendable, CustomTestStringConvertible {
+        var status: Int
+        var retryAfter: Duration? = nil
+        var expected: ProviderVerdict
+        var testDescription: String { "\(status)\(retryAfter.map { " Retry-After \($0)" } ?? "") → \(expected)" }
+    }
+
+    static let throttleBackoff: Duration = .seconds(60)
+
+    static let verdictRows: [VerdictRow] = [
+        VerdictRow(status: 200, expected: .result(.sent(messageID: "msg-1"))),
+        VerdictRow(status: 201, expected: .result(.sent(messageID: "msg-1"))),
+        VerdictRow(status: 401, expected: .renewTokenAndRetry),
+        VerdictRow(status: 404, expected: .result(.tokenInvalid(reason: "WNS 404"))),
+        VerdictRow(status: 410, expected: .result(.tokenInvalid(reason: "WNS 410"))),
+        VerdictRow(status: 406, expected: .result(.retry(after: .seconds(60), reason: "WNS 406 throttled", scope: .provider))),
+        VerdictRow(
+            status: 406, retryAfter: .seconds(90), expected: .result(.retry(after: .seconds(90), reason: "WNS 406 throttled", scope: .provider))),
+        VerdictRow(status: 429, expected: .result(.retry(after: nil, reason: "WNS 429", scope: .provider))),
+        VerdictRow(status: 429, retryAfter: .seconds(5), expected: .result(.retry(after: .seconds(5), reason: "WNS 429", scope: .provider))),
+        VerdictRow(status: 500, expected: .result(.retry(after: nil, reason: "WNS 500", scope: .provider))),
+        VerdictRow(status: 503, retryAfter: .seconds(10), expected: .result(.retry(after: .seconds(10), reason: "WNS 503", scope: .provider))),
+        VerdictRow(status: 599, expected: .result(.retry(after: nil, reason: "WNS 599", scope: .provider))),
+        VerdictRow(status: 400, expected: .result(.failed(reason: "WNS 400"))),
+        VerdictRow(status: 403, expected: .result(.failed(reason: "WNS 403"))),
+        VerdictRow(status: 413, expected: .result(.failed(reason: "WNS 413"))),
+        // Retry-After does not turn a permanent answer into a retry.
+        VerdictRow(status: 400, retryAfter: .seconds(30), expected: .result(.failed(reason: "WNS 400"))),
+    ]
+
+    @Test("the classifier: every WNS answer maps to one verdict", arguments: verdictRows)
+    func classifierRow(_ row: VerdictRow) {
+        let verdict = WNSResponseClassifier.classify(
+            status: row.status, retryAfter: row.retryAfter, throttleBackoff: Self.throttleBackoff, msgID: "msg-1")
+        #expect(verdict == row.expected)
+    }
+
+    // MARK: Envelopes
+
+    /// The placeholders of a WNS golden file: the common ones with the TTL, the channel and the access token.
+    static func goldenValues(_ push: Push, _ request: FakeRequest, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: String] {
+        var values = EnvelopeGoldenTests.values(
+            push, ttl: try EnvelopeGoldenTests.checkedTTL(request.header("x-wns-ttl"), sourceLocation: sourceLocation))
+        values["channel"] = request.path
+        values["access-token"] = String(request.header("authorization")?.dropFirst("Bearer ".count) ?? "")
+        return values
+    }
+
+    @Test("WNS: raw, body = id, TTL, cache policy")
+    func wns() async throws {
+        try await WNSFixture.with { fixture in
+            let push = EnvelopeGoldenTests.push(token: fixture.fake.makeChannelURI(), platform: .wns)
+            try await EnvelopeGoldenTests.expectGolden("wns", push, fixture: fixture) { try Self.goldenValues(push, $0) }
+        }
+    }
+
+    @Test("WNS time-sensitive: X-WNS-Priority 1")
+    func wnsTimeSensitive() async throws {
+        try await WNSFixture.with { fixture in
+            var push = EnvelopeGoldenTests.push(token: fixture.fake.makeChannelURI(), platform: .wns)
+            push.urgency = .timeSensitive
+            try await EnvelopeGoldenTests.expectGolden("wns-time-sensitive", push, fixture: fixture) { try Self.goldenValues(push, $0) }
+        }
+    }
+
+    @Test("clears (read sync): WNS raw, body clear: and the ids")
+    func wnsClear() async throws {
+        try await WNSFixture.with { fixture in
+            let (push, older) = EnvelopeGoldenTests.clear(EnvelopeGoldenTests.push(token: fixture.fake.makeChannelURI(), platform: .wns))
+            try await EnvelopeGoldenTests.expectGolden("wns-clear", push, fixture: fixture, extra: ["older": older.description]) {
+                try Self.goldenValues(push, $0)
+            }
+        }
+    }
+
+    @Test("WNS sealed: the raw body is sealed:<id>:<sealed>")
+    func sealedGolden() async throws {
+        var sizes: [Int] = []
+        for (name, preview) in [("wns-sealed", SealedEnvelopeGoldenTests.preview), (nil, nil)] {
+            try await WNSFixture.with { fixture in
+                let push = SealedEnvelopeGoldenTests.sealed(
+                    EnvelopeGoldenTests.push(token: fixture.fake.makeChannelURI(), platform: .wns), preview: preview,
+                    key: SealedEnvelopeGoldenTests.sealingKey())
+                #expect(await fixture.provider.send(push).kind == "sent")
+                let request = try #require(fixture.delivered.first)
+                sizes.append(request.body.count)
+                let body = String(decoding: request.body, as: UTF8.self)
+                var values = try Self.goldenValues(push, request)
+                values.merge(try SealedEnvelopeGoldenTests.sealedValue(body.split(separator: ":").last.map(String.init))) { $1 }
+                if let name { try GoldenEnvelope(name: name).expect(request, values: values) }
+            }
+        }
+        #expect(sizes.count == 2 && sizes[0] == sizes[1], "sealed WNS bodies with and without a preview: \(sizes)")
+    }
+
+    // MARK: Settings and logs
+
+    @Test("settings: the client id and secret are required; defaults for the hosts, the token URL and the app")
+    func settings() throws {
+        #expect(ProviderSettingsTests.message(["SECUREPUSH_PROVIDERS": "wns"])?.hasPrefix("SECUREPUSH_WNS_CLIENT_ID is not set") == true)
+        #expect(
+            ProviderSettingsTests.message(["SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c"])?.hasPrefix(
+                "SECUREPUSH_WNS_CLIENT_SECRET is not set")
+                == true)
+        let wns = try #require(
+            try ProviderSettingsTests.configuration([
+                "SECUREPUSH_PROVIDERS": "wns", "SECUREPUSH_WNS_CLIENT_ID": "c", "SECUREPUSH_WNS_CLIENT_SECRET": "s",
+            ])
+            .providerSettings.wns)
+        #expect(wns.allowedHostSuffixes == ["notify.windows.com"])
+        #expect(wns.apps.map(\.tokenURL) == [WNSConfiguration.defaultTokenURL])
+        #expect(wns.apps.map(\.name) == [nil])
+    }
+
+    @Test("logs no client secret, access token or channel")
+    func logHygiene() async throws {
+        let logs = CapturedLogs()
+        let wns = try await FakeWNSServer.start(clientID: "client", clientSecret: "very-secret-value")
+        let channel = wns.makeChannelURI()
+        wns.script(channel: channel, .reject(status: 403))
+        try await TestSupport.withClients { client, pinned in
+            let good = try WNSProvider(
+                configuration: WNSConfiguration(
+                    clientID: "client", clientSecret: "very-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
+                    allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
+                httpClient: client, pinnedClients: pinned, logger: logs.logger(label: "securepush.hygiene"))
+            _ = await good.send(TestSupport.push(token: channel, platform: .wns))
+            let bad = try WNSProvider(
+                configuration: WNSConfiguration(
+                    clientID: "client", clientSecret: "wrong-secret-value", tokenURL: wns.tokenURL, allowedHostSuffixes: ["127.0.0.1"],
+                    allowedPrivateNetworks: TestSupport.loopback, caFile: wns.caFile),
+                httpClient: client, pinnedClients: pinned, logger: logs.logger(label: "securepush.hygiene"))
+            _ = await bad.send(TestSupport.push(token: wns.makeChannelURI(), platform: .wns))
+        }
+        let accessTokens = Set(wns.requests.compactMap { $0.header("authorization") }.map { $0.replacingOccurrences(of: "Bearer ", with: "") })
+        let lines = logs.all
+        #expect(lines.count >= 2)
+        for line in lines {
+            #expect(!line.contains("very-secret-value"))
+            #expect(!line.contains("wrong-secret-value"))
+            #expect(!line.contains(channel))
+            for token in accessTokens { #expect(!line.contains(token)) }
+        }
+        await wns.shutdown()
+    }
+}
+
+extension WNSFixture: RecordingFixture {
+    var delivered: [FakeRequest] { fake.delivered }
 }
