@@ -2,8 +2,10 @@ import Foundation
 import SecurePushFakes
 import Testing
 
-/// A golden file of docs/envelopes/: one request exactly as a fake server recorded it, as text: the request
-/// line, every header in order, a blank line and the body. Values that change from push to push are written
+/// A golden envelope of docs/envelopes/: one request exactly as a fake server recorded it, as text: the request
+/// line, every header in order, a blank line and the body. A platform's envelopes are the sections of one file,
+/// `<platform>.http`, each headed `### <name>` (the name's first word is the platform: `wns-clear` is a
+/// section of `wns.http`). Values that change from push to push are written
 /// as placeholders (`{id}`, `{token}`, `{expiration}`, `{ttl}`, `{jwt}`, ...), replaced by the push's values
 /// before comparing, so everything else is compared byte for byte.
 ///
@@ -21,8 +23,29 @@ struct GoldenEnvelope {
     /// The largest body a platform accepts.
     static let maxBodyBytes = 4096
 
-    /// The golden file's name (without `.http`).
+    /// The golden envelope's name: its section's heading, whose first word names the file.
     var name: String
+
+    /// The file holding the section.
+    var file: URL { Self.directory.appendingPathComponent("\(name.prefix { $0 != "-" }).http") }
+
+    /// The sections of a golden file by name; each section's text ends with one newline.
+    static func sections(of text: String) -> [(name: String, text: String)] {
+        var sections: [(name: String, lines: [Substring])] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("### ") {
+                sections.append((String(line.dropFirst(4)), []))
+            } else if !sections.isEmpty {
+                sections[sections.count - 1].lines.append(line)
+            }
+        }
+        return sections.map { ($0.name, $0.lines.joined(separator: "\n")) }
+    }
+
+    /// A golden file's text from its sections: each `### <name>` heading and its text, a blank line between.
+    static func text(of sections: [(name: String, text: String)]) -> String {
+        sections.map { "### \($0.name)\n\($0.text)" }.joined(separator: "\n")
+    }
 
     /// The recorded request rendered in the golden form, with the placeholders' values in place.
     static func render(method: String, path: String, headers: [(name: String, value: String)], body: Data) -> String {
@@ -44,8 +67,9 @@ struct GoldenEnvelope {
         let body = body ?? request.body
         #expect(body.count <= Self.maxBodyBytes, "the \(name) body is \(body.count) bytes", sourceLocation: sourceLocation)
         let actual = Self.render(method: request.method, path: request.path, headers: request.headers, body: body)
-        let file = Self.directory.appendingPathComponent("\(name).http")
-        var template = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        let fileText = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        var sections = Self.sections(of: fileText)
+        var template = sections.first { $0.name == name }?.text ?? ""
         if !omitting.isEmpty {
             template = template.split(separator: "\n", omittingEmptySubsequences: false)
                 .filter { line in !omitting.contains { line.hasPrefix("\($0): ") } }.joined(separator: "\n")
@@ -58,8 +82,15 @@ struct GoldenEnvelope {
             recorded = recorded.replacingOccurrences(of: value, with: "{\(placeholder)}")
         }
         if ProcessInfo.processInfo.environment["SECUREPUSH_RECORD_GOLDEN"] == "1", omitting.isEmpty {
-            try recorded.write(to: file, atomically: true, encoding: .utf8)
+            if let index = sections.firstIndex(where: { $0.name == name }) {
+                sections[index].text = recorded
+            } else {
+                sections.append((name, recorded))
+            }
+            try Self.text(of: sections).write(to: file, atomically: true, encoding: .utf8)
         }
-        Issue.record("\(name).http differs from the wire; recorded:\n\(recorded)\nexpected:\n\(template)", sourceLocation: sourceLocation)
+        Issue.record(
+            "\(file.lastPathComponent)'s section \(name) differs from the wire; recorded:\n\(recorded)\nexpected:\n\(template)",
+            sourceLocation: sourceLocation)
     }
 }
