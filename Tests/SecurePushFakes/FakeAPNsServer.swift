@@ -6,7 +6,7 @@ import NIOHTTP2
 /// A fake APNs provider API: HTTP/2 over TLS on 127.0.0.1, validating requests the way a mature
 /// mock does (apns-id, method, topic, collapse id, priority vs push type, path, JWT, payload) and
 /// answering with APNs status codes and `{"reason": ...}` bodies. Scriptable per device token.
-public final class FakeAPNsServer: Sendable {
+public final class FakeAPNsServer: Sendable, StoppableFake {
     /// A token-auth key the fake accepts.
     public struct SigningKey: Sendable {
         /// The team id the JWT's `iss` must name.

@@ -7,7 +7,7 @@ import _CryptoExtras
 /// or several Firebase projects. As with Google, an access token only sends for its own project (403
 /// PERMISSION_DENIED otherwise), and a registration token bound to another project is answered
 /// SENDER_ID_MISMATCH. Errors are the documented `{"error": {..., "details": [{"errorCode": ...}]}}` JSON.
-public final class FakeFCMServer: Sendable {
+public final class FakeFCMServer: Sendable, StoppableFake {
     /// A service account the fake trusts, and the Firebase project it sends for.
     public struct Account: Sendable {
         /// The project.

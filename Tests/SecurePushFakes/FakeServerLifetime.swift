@@ -4,11 +4,6 @@ public protocol StoppableFake: Sendable {
     func shutdown() async
 }
 
-extension FakeAPNsServer: StoppableFake {}
-extension FakeFCMServer: StoppableFake {}
-extension FakeWNSServer: StoppableFake {}
-extension FakeWebPushServer: StoppableFake {}
-
 /// Runs `body`, then shuts `fake` down (awaited, also when `body` throws): no shutdown fired and forgotten.
 public func withShutdown<Fake: StoppableFake, T>(of fake: Fake, _ body: () async throws -> T) async throws -> T {
     do {

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// accepting raw notifications, with WNS's response headers and status codes. Scriptable per channel.
 /// Several apps (client ids) may be served: as with WNS, a channel belongs to the app that created it and
 /// a token of another app is answered 403.
-public final class FakeWNSServer: Sendable {
+public final class FakeWNSServer: Sendable, StoppableFake {
     /// A scripted answer for one channel.
     public enum Behavior: Sendable {
         /// Answer with this status (and `Retry-After` when given).

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// A fake Web Push service (RFC 8030) over TLS on 127.0.0.1. Subscriptions are created by the test;
 /// each push's body is decrypted with the subscription's private key (RFC 8291) and its VAPID
 /// authorization verified (RFC 8292) before it is accepted with 201.
-public final class FakeWebPushServer: Sendable {
+public final class FakeWebPushServer: Sendable, StoppableFake {
     /// A subscription as a browser would report it.
     public struct Subscription: Sendable {
         /// The push endpoint URL.
