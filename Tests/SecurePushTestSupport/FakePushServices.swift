@@ -73,7 +73,7 @@ public final class FakePushServices: Sendable {
             return ("fcm-token-" + UUID().uuidString.lowercased(), "{}")
         case .webpush, .unifiedpush:
             let subscription = webPush.subscribe()
-            endpoints.withLockedValue { $0[platform, default: []].insert(subscription.endpoint) }
+            endpoints.withLockedValue { _ = $0[platform, default: []].insert(subscription.endpoint) }
             return (subscription.endpoint, #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#)
         case .wns:
             return (wns.makeChannelURI(), "{}")
