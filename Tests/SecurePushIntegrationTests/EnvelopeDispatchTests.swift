@@ -25,7 +25,7 @@ struct EnvelopeDispatchTests {
                 var devices: [Platform: Int] = [:]
                 for platform in FakePushServices.realPlatforms {
                     let device = try #require(fakes.device(platform))
-                    try await db.insertDevice(user: "ivy", platform: platform.rawValue, token: device.token, options: device.options)
+                    try await db.insertDevice(user: "ivy", platform: platform.rawValue, token: device.token, options: try device.optionsJSON)
                     devices[platform] = 1
                 }
                 let silent = try #require(fakes.device(.apns))

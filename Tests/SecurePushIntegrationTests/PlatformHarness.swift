@@ -122,8 +122,3 @@ extension Expected {
         }
     }
 }
-
-/// A random APNs-style device token (64 hex digits).
-func hexToken() -> String {
-    (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-}

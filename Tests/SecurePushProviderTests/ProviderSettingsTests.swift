@@ -174,8 +174,7 @@ struct ProviderSettingsTests {
                 #expect(providers.map(\.platform) == FakePushServices.realPlatforms)
                 for provider in providers {
                     let device = try #require(fakes.device(provider.platform))
-                    let options = try #require(try JSONSerialization.jsonObject(with: Data(device.options.utf8)) as? [String: String])
-                    let result = await provider.send(TestSupport.push(token: device.token, platform: provider.platform, options: options))
+                    let result = await provider.send(TestSupport.push(token: device.token, platform: provider.platform, options: device.options))
                     #expect(result.kind == "sent", "\(provider.platform): \(result)")
                     #expect(fakes.accepted(provider.platform).count == 1, "\(provider.platform)")
                 }

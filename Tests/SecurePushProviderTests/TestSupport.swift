@@ -5,6 +5,7 @@ import NIOCore
 import SecurePushCore
 import SecurePushFakes
 import SecurePushProviders
+import SecurePushTestSupport
 
 /// Helpers shared by the provider tests.
 enum TestSupport {
@@ -78,7 +79,7 @@ enum TestSupport {
     }
 
     static func randomHexToken(bytes: Int = 32) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        hexToken(bytes: bytes)
     }
 
     /// A temporary file with `contents`.

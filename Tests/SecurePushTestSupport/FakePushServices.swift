@@ -63,20 +63,31 @@ public final class FakePushServices: Sendable {
         }
     }
 
-    /// A new device of `platform` that its fake accepts: the token and the registration options as JSON
-    /// (`nil` for `simulated`, which has no fake).
-    public func device(_ platform: Platform) -> (token: String, options: String)? {
+    /// A device a fake accepts: its token and registration options.
+    public struct Device: Sendable {
+        /// The push token (an endpoint or channel URI for the platforms whose token is a URL).
+        public var token: String
+        /// The registration options (a Web Push subscription's keys).
+        public var options: [String: String] = [:]
+        /// `options` as the JSON object `securepush.devices.options` holds.
+        public var optionsJSON: String {
+            get throws { String(decoding: try JSONSerialization.data(withJSONObject: options, options: .sortedKeys), as: UTF8.self) }
+        }
+    }
+
+    /// A new device of `platform` that its fake accepts (`nil` for `simulated`, which has no fake).
+    public func device(_ platform: Platform) -> Device? {
         switch platform {
         case .apns:
-            return ((0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined(), "{}")
+            return Device(token: hexToken())
         case .fcm:
-            return ("fcm-token-" + UUID().uuidString.lowercased(), "{}")
+            return Device(token: "fcm-token-" + UUID().uuidString.lowercased())
         case .webpush, .unifiedpush:
             let subscription = webPush.subscribe()
             endpoints.withLockedValue { _ = $0[platform, default: []].insert(subscription.endpoint) }
-            return (subscription.endpoint, #"{"p256dh":"\#(subscription.p256dh)","auth":"\#(subscription.auth)"}"#)
+            return Device(token: subscription.endpoint, options: ["p256dh": subscription.p256dh, "auth": subscription.auth])
         case .wns:
-            return (wns.makeChannelURI(), "{}")
+            return Device(token: wns.makeChannelURI())
         case .simulated:
             return nil
         }
