@@ -56,6 +56,10 @@ public struct RelayAPI: Sendable {
     /// The router of `routes`.
     public func router(_ routes: Routes = .all) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        var methods: [String: [HTTPRequest.Method]] = [:]
+        if routes != .operations { methods["/v1/relay/pushes"] = [.post]; methods["/v1/relay/tokens"] = [.post] }
+        if routes != .relay { for path in ["/healthz", "/readyz", "/status", "/metrics"] { methods[path] = [.get, .head] } }
+        router.add(middleware: RelayMethodNotAllowed(methods: methods))
         if routes != .operations {
             router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
             router.post("/v1/relay/tokens") { request, _ in await self.answer { try await self.tokens(request) } }
@@ -176,15 +180,15 @@ public struct RelayAPI: Sendable {
         let signed = try await signed(request, path: "/v1/relay/tokens")
         let installation = signed.installation
         let changes = try decode(RelayTokenChanges.self, signed.body)
-        guard changes.bind.count + changes.release.count <= RelayTokenChanges.maxTokens else {
-            throw RelayError.badRequest("at most \(RelayTokenChanges.maxTokens) tokens per request")
+        guard changes.bind.count <= RelayTokenChanges.maxTokens, changes.release.count <= RelayTokenChanges.maxTokens else {
+            throw RelayError.badRequest("at most \(RelayTokenChanges.maxTokens) tokens to bind and as many to release per request")
         }
         for token in changes.bind + changes.release {
             guard let platform = Platform(rawValue: token.platform), RelayPush.relayedPlatforms.contains(platform) else {
                 throw RelayError.badRequest("platform \(token.platform) is not relayed (apns, fcm and wns are; Web Push needs no relay)")
             }
-            guard !token.token.isEmpty, token.token.utf8.count <= 4096 else {
-                throw RelayError.badRequest("a token is empty or longer than 4096 bytes")
+            guard RelayPushLimits.tokenLengths.contains(token.token.unicodeScalars.count) else {
+                throw RelayError.badRequest("a token is empty or longer than 4096 characters")
             }
         }
         _ = try await admit(signed, digests: [])

@@ -125,6 +125,6 @@ public struct RelayTokenChanges: Codable, Sendable {
         self.release = release
     }
 
-    /// The most tokens one request may name.
+    /// The most tokens one request may bind, and the most it may release.
     public static let maxTokens = 1000
 }

@@ -42,7 +42,10 @@ public struct RelayPush: Codable, Sendable, Hashable {
         if case .clear(let ids) = push.kind {
             self.clear = ids.map(\.uuid)
         }
-        self.expires = Int64(push.expiresAt.timeIntervalSince1970.rounded(.down))
+        // Inside the window the relay accepts (`RelayPushLimits.expires`): a notification that lives longer
+        // than a year is announced with a year's TTL rather than refused.
+        let latest = Date().addingTimeInterval(RelayPushLimits.longestTTL - 60)
+        self.expires = Int64(Int(saturating: min(push.expiresAt, latest).timeIntervalSince1970))
         self.priority = push.priority
         self.badge = push.badge
         self.urgency = push.urgency.rawValue
@@ -51,16 +54,25 @@ public struct RelayPush: Codable, Sendable, Hashable {
     }
 
     /// The `Push` the relay sends for it, to a device it does not know (a zero device id; the relay has none).
-    public func push() throws -> Push {
+    /// Every field is checked against `RelayPushLimits` first: a value out of range is this push's refusal
+    /// (`RelayWireError`, naming the field), never a trap further on.
+    public func push(now: Date = Date()) throws -> Push {
         guard let platform = Platform(rawValue: platform), RelayPush.relayedPlatforms.contains(platform) else {
             throw RelayWireError("platform \(platform) is not relayed (apns, fcm and wns are; Web Push needs no relay)")
         }
         guard let urgency = Urgency(rawValue: urgency) else { throw RelayWireError("urgency \(urgency) is unknown") }
-        guard !token.isEmpty, token.utf8.count <= 4096 else { throw RelayWireError("the token is empty or longer than 4096 bytes") }
+        guard RelayPushLimits.tokenLengths.contains(token.unicodeScalars.count) else {
+            throw RelayWireError("the token is empty or longer than 4096 characters")
+        }
+        try RelayPushLimits.check(options: options, platform: platform)
+        try RelayPushLimits.check(expires: expires, now: now)
+        try RelayPushLimits.check(priority: priority, attempt: attempt, badge: badge)
+        if let clear, !(1...RelayPushLimits.maxClearIDs).contains(clear.count) {
+            throw RelayWireError("clear must list 1 to \(RelayPushLimits.maxClearIDs) notification ids")
+        }
         if let collapse, !(collapse.utf8.count == 32 && collapse.allSatisfy(\.isHexDigit)) {
             throw RelayWireError("collapse must be 32 hex digits")
         }
-        if let badge, badge < 0 { throw RelayWireError("badge must not be negative") }
         if let sealed, sealed.isEmpty || sealed.utf8.count > 4096 {
             throw RelayWireError("sealed must be a sealed value (base64url, at most 4096 characters)")
         }

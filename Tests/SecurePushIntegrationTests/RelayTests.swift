@@ -48,7 +48,13 @@ struct RelayTests {
         ) async throws -> (
             status: UInt, body: String, retryAfter: String?, token: String
         ) {
-            let bytes = try JSONEncoder().encode(body)
+            try await post(path, bytes: try JSONEncoder().encode(body), as: installation, token: token)
+        }
+
+        /// POSTs the JSON `bytes` to `path` signed as `installation` (or with `token` when given).
+        func post(_ path: String, bytes: Data, as installation: Installation, token: String? = nil) async throws -> (
+            status: UInt, body: String, retryAfter: String?, token: String
+        ) {
             let signed: String
             if let token {
                 signed = token
@@ -250,6 +256,42 @@ struct RelayTests {
                     UNION ALL SELECT row_to_json(r)::text FROM securepush_relay.request_ids r) rows
                 """)
             #expect(dump.contains("clinic") && !dump.lowercased().contains(token.lowercased()), "no token in the relay's tables")
+        }
+    }
+
+    @Test("a push with any field out of range is refused on its own; the relay stays up and the next push goes through (issue 45)")
+    func outOfRangeFields() async throws {
+        try await Self.withRelay { relay in
+            let a = try await relay.add("fuzzed")
+            let token = hexToken()
+            #expect(try await relay.bind([token], as: a) == 200)
+            let expires = Int64(Date().timeIntervalSince1970) + 3600
+            // The reproduction: expires of Int64.max crashed the relay in the APNs (and FCM) header builder.
+            let fields: [(String, String)] = [
+                ("expires", "9223372036854775807"), ("expires", "-9223372036854775808"), ("priority", "9223372036854775807"),
+                ("attempt", "9223372036854775807"), ("badge", "9223372036854775807"), ("badge", "-1"), ("clear", "[]"),
+                ("options", #"{"project":"../../x"}"#),
+            ]
+            for (name, value) in fields {
+                for platform in ["apns", "fcm"] {
+                    var push = [
+                        "platform": #""\#(platform)""#, "token": #""\#(token)""#, "options": "{}", "id": #""\#(UUID())""#, "expires": "\(expires)",
+                        "priority": "0", "urgency": #""active""#, "attempt": "1",
+                    ]
+                    push[name] = value
+                    let json = "{" + push.map { #""\#($0.key)":\#($0.value)"# }.joined(separator: ",") + "}"
+                    let answer = try await relay.post("/v1/relay/pushes", bytes: Data(#"{"pushes":[\#(json)]}"#.utf8), as: a)
+                    #expect(answer.status == 200, "\(name) \(value): \(answer.status) \(answer.body)")
+                    let result = try? JSONDecoder().decode(RelayPushResults.self, from: Data(answer.body.utf8)).results.first
+                    #expect(result?.outcome == .refused, "\(platform) \(name) \(value): \(answer.body)")
+                }
+            }
+            // A number beyond any integer breaks the JSON contract: the whole request is a 400.
+            let huge =
+                #"{"pushes":[{"platform":"apns","token":"\#(token)","options":{},"id":"\#(UUID())","expires":1e40,"priority":0,"urgency":"active","attempt":1}]}"#
+            #expect(try await relay.post("/v1/relay/pushes", bytes: Data(huge.utf8), as: a).status == 400)
+            #expect(try await relay.push(token, as: a)?.outcome == .sent, "the relay is still up and pushes")
+            #expect(!relay.apns.requests.isEmpty && relay.apns.requests.count == 1, "only the valid push reached APNs")
         }
     }
 

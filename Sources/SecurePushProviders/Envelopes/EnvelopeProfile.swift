@@ -19,13 +19,14 @@ extension EnvelopeProfile {
 }
 
 extension Push {
-    /// Seconds until the notification expires (never negative), for TTL headers.
+    /// Seconds until the notification expires (never negative), for TTL headers. Saturating: an expiry from a
+    /// relay request or a database (`Int64.max` seconds, `infinity`) never traps.
     func secondsToLive(now: Date) -> Int {
-        max(0, Int(expiresAt.timeIntervalSince(now).rounded(.down)))
+        max(0, Int(saturating: expiresAt.timeIntervalSince(now)))
     }
 
-    /// The expiry as epoch seconds (`apns-expiration`).
+    /// The expiry as epoch seconds (`apns-expiration`), never negative, saturating like `secondsToLive`.
     var expirationEpochSeconds: Int {
-        Int(expiresAt.timeIntervalSince1970.rounded(.down))
+        max(0, Int(saturating: expiresAt.timeIntervalSince1970))
     }
 }
