@@ -402,7 +402,13 @@ CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
     SET enable_seqscan TO 'on'
     SET jit TO 'off'
     AS $$
-    SELECT left(encode(hmac(convert_to(p_user || chr(31) || p_key, 'UTF8'), s.salt, 'sha256'), 'hex'), 32)
+    SELECT pg_catalog.left(
+               pg_catalog.encode(
+                   securepush.hmac(
+                       pg_catalog.convert_to(p_user OPERATOR(pg_catalog.||) pg_catalog.chr(31) OPERATOR(pg_catalog.||) p_key, 'UTF8'),
+                       s.salt, 'sha256'),
+                   'hex'),
+               32)
     FROM securepush.collapse_salt s
 $$;
 
@@ -1378,7 +1384,7 @@ CREATE FUNCTION securepush.register_device_checked(user_id text, platform text, 
     AS $$
 #variable_conflict use_variable
 DECLARE
-    secret bytea := gen_random_bytes(32);
+    secret bytea := securepush.gen_random_bytes(32);
     new_id uuid;
     cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_devices_per_user'), 20);
     rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
@@ -1569,7 +1575,7 @@ CREATE FUNCTION securepush.rotate_device_secret(target_device uuid) RETURNS TABL
     SET jit TO 'off'
     AS $$
 DECLARE
-    secret bytea := gen_random_bytes(32);
+    secret bytea := securepush.gen_random_bytes(32);
     owner text;
 BEGIN
     UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL, updated_at = now()

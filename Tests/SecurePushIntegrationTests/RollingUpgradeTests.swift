@@ -70,13 +70,20 @@ struct RollingUpgradeTests {
             CREATE OR REPLACE FUNCTION securepush.claim(p_limit integer, p_flag boolean DEFAULT false) RETURNS integer LANGUAGE sql AS $$ SELECT 1 $$;
             """
         #expect(Self.contractSteps(in: recreate).isEmpty)
+        // A column's default may change (031 sets the salt's again); its type may not.
+        #expect(Self.contractSteps(in: "ALTER TABLE securepush.collapse_salt ALTER COLUMN salt DROP DEFAULT;").isEmpty)
+        #expect(Self.contractSteps(in: "ALTER TABLE securepush.collapse_salt ALTER COLUMN salt TYPE text;") == ["ALTER COLUMN"])
     }
 
     /// What in `sql` would break a build that ran before it (empty: expand-only).
     static func contractSteps(in sql: String) -> [String] {
-        var steps = ["DROP TABLE", "DROP COLUMN", "DROP VIEW", "RENAME ", "ALTER COLUMN", "DROP TYPE", "DROP SCHEMA"].filter {
+        var steps = ["DROP TABLE", "DROP COLUMN", "DROP VIEW", "RENAME ", "DROP TYPE", "DROP SCHEMA"].filter {
             sql.uppercased().contains($0)
         }
+        // A column's type or nullability changes what older builds read and write; its default does not.
+        let alterColumns = matches(#"(?i)ALTER COLUMN"#, in: sql).count
+        let defaultsOnly = matches(#"(?i)ALTER COLUMN [a-z_]+ (?:SET|DROP) DEFAULT"#, in: sql).count
+        if alterColumns > defaultsOnly { steps.append("ALTER COLUMN") }
         for drop in matches(#"DROP FUNCTION ([a-z_.]+)\(([^)]*)\)"#, in: sql) {
             let arguments = argumentTypes(drop[2])
             let pattern = #"CREATE (?:OR REPLACE )?FUNCTION "# + NSRegularExpression.escapedPattern(for: drop[1]) + #"\(([^)]*)\)"#

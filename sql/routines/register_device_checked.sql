@@ -5,7 +5,7 @@ CREATE OR REPLACE FUNCTION securepush.register_device_checked(user_id text, plat
 AS $function$
 #variable_conflict use_variable
 DECLARE
-    secret bytea := gen_random_bytes(32);
+    secret bytea := securepush.gen_random_bytes(32);
     new_id uuid;
     cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_devices_per_user'), 20);
     rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);

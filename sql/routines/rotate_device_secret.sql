@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION securepush.rotate_device_secret(target_device uuid)
  LANGUAGE plpgsql SET jit TO 'off'
 AS $function$
 DECLARE
-    secret bytea := gen_random_bytes(32);
+    secret bytea := securepush.gen_random_bytes(32);
     owner text;
 BEGIN
     UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL, updated_at = now()

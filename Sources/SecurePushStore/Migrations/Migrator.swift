@@ -96,11 +96,24 @@ public struct Migrator: Sendable {
         )
         let applied = try await appliedMigrations(on: connection, logger: logger)
         try verify(applied: applied)
+        let definerPaths = DefinerPathGuard(connection: connection, logger: logger)
+        if schema == "securepush" {
+            try await definerPaths.checkCrypto()
+            try await definerPaths.checkPaths()
+            try await definerPaths.warnAboutSessionPath()
+        }
         var names: [String] = []
         for migration in migrations where applied[migration.version] == nil {
             logger.info("applying migration", metadata: ["migration.name": "\(migration.name)"])
             do {
                 try await connection.inTransaction(logger: logger) {
+                    if schema == "securepush" {
+                        // pgcrypto may already live in securepush (moved there by migration 031, or by an operator
+                        // before the first migrate): released migrations that call it unqualified still find it.
+                        _ = try await connection.query(
+                            "SELECT pg_catalog.set_config('search_path', pg_catalog.current_setting('search_path') || ', securepush', true)",
+                            logger: logger)
+                    }
                     _ = try await connection.query("SELECT pg_temp.securepush_run_sql(\(migration.sql))", logger: logger)
                     var record = PostgresQuery(
                         unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name, checksum, oldest_build) VALUES ($1, $2, $3, $4)")
@@ -116,6 +129,7 @@ public struct Migrator: Sendable {
             }
             names.append(migration.name)
         }
+        if schema == "securepush" { try await definerPaths.checkPaths() }
         return names
     }
 
