@@ -908,6 +908,16 @@ def show(data: bytes, limit: int) -> str:
     return text + (f" ... ({len(data)} bytes)" if len(data) > limit else "")
 
 
+def print_failures(failures: list, show_bytes: int) -> None:
+    """Each failing case: its name, route, problems and status, its request's bytes and the response's body."""
+    for case, problems, outcome in failures:
+        status = outcome.responses[0][0] if outcome.responses else outcome.kind
+        print(f"FAIL [{case.family}] {case.name} -> {case.route}: {'; '.join(problems)} (got {status})")
+        print(f"     request: {show(case.data, show_bytes)}{' + EOF' if case.half_close else ''}")
+        if outcome.responses and outcome.responses[0][2]:
+            print(f"     response body: {show(outcome.responses[0][2], 200)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base-url", required=True, help="the live API, e.g. http://127.0.0.1:8080 (loopback only)")
@@ -992,12 +1002,7 @@ def main() -> int:
             failures.append((case, problems, outcome))
     final_health = "" if aborted == "the server is down" or healthy(host, port, args.timeout) else "GET /healthz does not answer 200 after the run"
 
-    for case, problems, outcome in failures:
-        status = outcome.responses[0][0] if outcome.responses else outcome.kind
-        print(f"FAIL [{case.family}] {case.name} -> {case.route}: {'; '.join(problems)} (got {status})")
-        print(f"     request: {show(case.data, args.show_bytes)}{' + EOF' if case.half_close else ''}")
-        if outcome.responses and outcome.responses[0][2]:
-            print(f"     response body: {show(outcome.responses[0][2], 200)}")
+    print_failures(failures, args.show_bytes)
     distribution = ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()))
     elapsed = time.monotonic() - started
     print(f"raw-http: outcomes {distribution} in {elapsed:.1f} s (families {','.join(families)})")

@@ -18,7 +18,6 @@ closed connection and after the run: a crash fails the run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -27,7 +26,7 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_http import ANY, REJECT, Case, Req, dumps, exchange, healthy, judge, show  # noqa: E402
+from raw_http import ANY, REJECT, Case, Req, dumps, exchange, healthy, judge, print_failures, show  # noqa: E402
 from relay_signer import Signer  # noqa: E402
 
 # Values no push field may crash on: each replaces one field of a valid push or token change.
@@ -202,12 +201,7 @@ def main() -> int:
         if down:
             break
     alive = not down and healthy(host, port, args.timeout)
-    for case, problems, outcome in failures:
-        status = outcome.responses[0][0] if outcome.responses else outcome.kind
-        print(f"FAIL [{case.family}] {case.name} -> {case.route}: {'; '.join(problems)} (got {status})")
-        print(f"     request: {show(case.data, 300)}")
-        if outcome.responses and outcome.responses[0][2]:
-            print(f"     response body: {show(outcome.responses[0][2], 200)}")
+    print_failures(failures, 300)
     distribution = ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()))
     print(f"relay-raw: outcomes {distribution} in {time.monotonic() - started:.1f} s")
     if not alive:
