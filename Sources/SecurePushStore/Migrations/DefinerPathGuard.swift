@@ -62,8 +62,9 @@ struct DefinerPathGuard: Sendable {
             UNION SELECT 'securepush'
             """)
         guard let (schema, grantee) = writable.first else { return }
+        let who = grantee == "PUBLIC" ? "any login" : "a login of \(grantee)"
         throw MigrationError(
-            "schema \(schema) grants CREATE to \(grantee), and SecurePush's functions that run as the schema owner search it: a login of \(grantee) could plant a function there that runs as the owner. Run REVOKE CREATE ON SCHEMA \(schema) FROM \(grantee), then migrate again"
+            "schema \(schema) grants CREATE to \(grantee), and SecurePush's functions that run as the schema owner search it: \(who) could plant a function there that runs as the owner. Run REVOKE CREATE ON SCHEMA \(schema) FROM \(grantee), then migrate again"
         )
     }
 
