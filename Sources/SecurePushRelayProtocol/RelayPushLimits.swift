@@ -64,10 +64,15 @@ public enum RelayPushLimits {
         // A Google Cloud project id (lower-case letters, digits and hyphens; `domain.com:id` for the old
         // domain-scoped ones): never a slash, a dot-dot or anything else a URL path gives meaning to.
         case "project":
-            value.split(separator: ":", omittingEmptySubsequences: false).count <= 2 && !value.contains("..")
-                && value.split(separator: ":", omittingEmptySubsequences: false).allSatisfy { isName(String($0), maxLength: 63, extra: ".-") }
+            isProject(value)
         default: false
         }
+    }
+
+    /// Whether `value` is a project id: one name, or two joined by `:`, with no `..` anywhere.
+    static func isProject(_ value: String) -> Bool {
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count <= 2 && !value.contains("..") && parts.allSatisfy { isName(String($0), maxLength: 63, extra: ".-") }
     }
 
     /// Whether `value` is 1 to `maxLength` ASCII letters, digits and `extra`, starting with a letter or digit.
