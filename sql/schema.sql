@@ -728,7 +728,7 @@ BEGIN
         FROM unnest(p_devices, p_hashes) WITH ORDINALITY AS r(device, hash, req)
     ),
     granted AS (
-        SELECT q.req, q.device, d.user_id, d.last_seen_at
+        SELECT q.req, q.device, d.user_id, d.platform, d.last_seen_at
         FROM requests q
         JOIN securepush.devices d ON d.id = q.device AND d.secret_hash = q.hash AND d.active
     ),
@@ -740,7 +740,7 @@ BEGIN
                        FOR UPDATE SKIP LOCKED)
     ),
     wanted AS (
-        SELECT w.req, w.id, w.ord, g.user_id, g.device
+        SELECT w.req, w.id, w.ord, g.user_id, g.device, g.platform
         FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
         JOIN granted g ON g.req = w.req
     ),
@@ -756,8 +756,8 @@ BEGIN
                   n.preview::text AS preview, n.traceparent
     ),
     fetched AS (
-        INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT DISTINCT m.id, w.device FROM marked m JOIN wanted w ON w.id = m.id AND w.user_id = m.user_id
+        INSERT INTO securepush.fetches (notification_id, device_id, platform)
+        SELECT DISTINCT m.id, w.device, w.platform FROM marked m JOIN wanted w ON w.id = m.id AND w.user_id = m.user_id
         ON CONFLICT (notification_id, device_id) DO NOTHING
     ),
     dead AS (
@@ -941,7 +941,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT e.xid::text || ':' || e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail
-    FROM securepush.delivery_events e
+    FROM securepush.delivery_feed e
     WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
     ORDER BY e.xid, e.position
     LIMIT max_events;
@@ -959,7 +959,7 @@ CREATE FUNCTION securepush.events_head() RETURNS text
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT coalesce((
-        SELECT e.xid::text || ':' || e.position FROM securepush.delivery_events e
+        SELECT e.xid::text || ':' || e.position FROM securepush.delivery_feed e
         WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY e.xid DESC, e.position DESC LIMIT 1), '0:0')
 $$;
@@ -1104,8 +1104,8 @@ BEGIN
         RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category, n.preview::text AS preview
     ),
     fetched AS (
-        INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT m.id, p_device FROM marked m
+        INSERT INTO securepush.fetches (notification_id, device_id, platform)
+        SELECT m.id, p_device, (SELECT d.platform FROM securepush.devices d WHERE d.id = p_device) FROM marked m
         ON CONFLICT (notification_id, device_id) DO NOTHING
     ),
     dead AS (
@@ -2200,9 +2200,83 @@ CREATE TABLE securepush.delivery_log (
     finished_at timestamp with time zone DEFAULT now() NOT NULL,
     accepted_at timestamp with time zone,
     kind text DEFAULT 'notify'::text NOT NULL,
+    xid xid8 DEFAULT pg_current_xact_id(),
+    "position" bigint DEFAULT nextval('securepush.delivery_events_position_seq'::regclass),
     CONSTRAINT delivery_log_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
     CONSTRAINT delivery_log_outcome_valid CHECK ((outcome = ANY (ARRAY['sent'::text, 'failed'::text, 'token_invalid'::text, 'cancelled'::text, 'expired'::text, 'superseded'::text])))
 );
+
+
+--
+-- Name: fetches; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.fetches (
+    notification_id uuid NOT NULL,
+    device_id uuid NOT NULL,
+    fetched_at timestamp with time zone DEFAULT now() NOT NULL,
+    xid xid8 DEFAULT pg_current_xact_id(),
+    "position" bigint DEFAULT nextval('securepush.delivery_events_position_seq'::regclass),
+    platform text
+);
+
+
+--
+-- Name: delivery_feed; Type: VIEW; Schema: securepush; Owner: -
+--
+
+CREATE VIEW securepush.delivery_feed AS
+ SELECT u.xid,
+    u."position",
+    u.at,
+    u.notification_id,
+    u.device_id,
+    u.platform,
+    u.event,
+    u.detail
+   FROM ( SELECT e.xid,
+            e."position",
+            e.at,
+            e.notification_id,
+            e.device_id,
+            e.platform,
+            e.event,
+            e.detail,
+            'notify'::text AS kind
+           FROM securepush.delivery_events e
+        UNION ALL
+         SELECT l.xid,
+            l."position",
+            l.finished_at,
+            l.notification_id,
+            l.device_id,
+            l.platform,
+                CASE l.outcome
+                    WHEN 'sent'::text THEN 'pushed'::text
+                    WHEN 'failed'::text THEN 'undelivered'::text
+                    WHEN 'token_invalid'::text THEN 'undelivered'::text
+                    ELSE l.outcome
+                END AS outcome,
+                CASE l.outcome
+                    WHEN 'sent'::text THEN l.provider_message_id
+                    WHEN 'failed'::text THEN 'failed'::text
+                    WHEN 'token_invalid'::text THEN 'token_invalid'::text
+                    ELSE l.last_error
+                END AS last_error,
+            l.kind
+           FROM securepush.delivery_log l
+        UNION ALL
+         SELECT f.xid,
+            f."position",
+            f.fetched_at,
+            f.notification_id,
+            f.device_id,
+            f.platform,
+            'fetched'::text,
+            NULL::text,
+            'notify'::text
+           FROM securepush.fetches f) u
+  WHERE ((u.kind = 'notify'::text) AND (u.xid IS NOT NULL));
 
 
 --
@@ -2253,17 +2327,6 @@ CREATE TABLE securepush.dispatchers (
     awaiting_wakeup boolean DEFAULT true NOT NULL,
     platforms text[],
     CONSTRAINT dispatchers_circuits_is_array CHECK ((jsonb_typeof(circuits) = 'array'::text))
-);
-
-
---
--- Name: fetches; Type: TABLE; Schema: securepush; Owner: -
---
-
-CREATE TABLE securepush.fetches (
-    notification_id uuid NOT NULL,
-    device_id uuid NOT NULL,
-    fetched_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 
@@ -2725,6 +2788,13 @@ CREATE INDEX deliveries_scheduled_idx ON securepush.deliveries USING btree (run_
 
 
 --
+-- Name: delivery_log_feed_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX delivery_log_feed_idx ON securepush.delivery_log USING btree (xid, "position") WHERE ((kind = 'notify'::text) AND (xid IS NOT NULL));
+
+
+--
 -- Name: delivery_log_finished_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
@@ -2736,13 +2806,6 @@ CREATE INDEX delivery_log_finished_idx ON securepush.delivery_log USING btree (f
 --
 
 CREATE INDEX delivery_log_notification_idx ON securepush.delivery_log USING btree (notification_id);
-
-
---
--- Name: delivery_log_sent_notification_idx; Type: INDEX; Schema: securepush; Owner: -
---
-
-CREATE INDEX delivery_log_sent_notification_idx ON securepush.delivery_log USING btree (notification_id) WHERE ((outcome = 'sent'::text) AND (kind = 'notify'::text));
 
 
 --
@@ -2764,6 +2827,13 @@ CREATE INDEX devices_inactive_idx ON securepush.devices USING btree (updated_at)
 --
 
 CREATE INDEX devices_user_seen_idx ON securepush.devices USING btree (user_id, COALESCE(last_seen_at, updated_at)) WHERE active;
+
+
+--
+-- Name: fetches_feed_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX fetches_feed_idx ON securepush.fetches USING btree (xid, "position") WHERE (xid IS NOT NULL);
 
 
 --
@@ -2837,24 +2907,10 @@ CREATE TRIGGER deliveries_queued_events AFTER INSERT ON securepush.deliveries RE
 
 
 --
--- Name: delivery_log delivery_log_outcome_events; Type: TRIGGER; Schema: securepush; Owner: -
---
-
-CREATE TRIGGER delivery_log_outcome_events AFTER INSERT ON securepush.delivery_log REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delivery_outcome_events();
-
-
---
 -- Name: devices devices_relay_changes; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
 CREATE TRIGGER devices_relay_changes AFTER INSERT OR DELETE OR UPDATE OF token, active ON securepush.devices FOR EACH ROW EXECUTE FUNCTION securepush.queue_relay_changes();
-
-
---
--- Name: fetches fetches_events; Type: TRIGGER; Schema: securepush; Owner: -
---
-
-CREATE TRIGGER fetches_events AFTER INSERT ON securepush.fetches REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.fetch_events();
 
 
 --

@@ -75,10 +75,10 @@ struct WebhookTests {
                         // the receiver took as many events as the table holds.
                         try await eventually("every delivery ended", timeout: .seconds(60)) {
                             let waiting: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
-                            let pushed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_events WHERE event = 'pushed'")
+                            let pushed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_feed WHERE event = 'pushed'")
                             return waiting == 0 && pushed == 5
                         }
-                        let stored: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_events")
+                        let stored: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_feed")
                         try await eventually("every event was taken", timeout: .seconds(60)) {
                             let taken = try receiver.state.withLockedValue { state in
                                 try state.taken.reduce(0) { $0 + (try Self.events($1.body).count) }
@@ -119,7 +119,7 @@ struct WebhookTests {
                         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                         let state: String =
                             (try? await db.scalar("SELECT coalesce((SELECT row_to_json(s)::text FROM securepush.webhook_state s), 'none')")) ?? "?"
-                        let events: Int64 = (try? await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_events")) ?? -1
+                        let events: Int64 = (try? await db.scalar("SELECT count(*)::bigint FROM securepush.delivery_feed")) ?? -1
                         let taken = receiver.state.withLockedValue { "refused \($0.refused), took \($0.taken.count) requests" }
                         let lines = text.split(separator: "\n").filter { $0.contains("webhook") || $0.contains("error") }.suffix(20)
                         Issue.record(

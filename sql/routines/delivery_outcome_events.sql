@@ -1,8 +1,8 @@
--- securepush.delivery_outcome_events: routine file (docs/sql.md), with its trigger.
+-- securepush.delivery_outcome_events: routine file (docs/sql.md).
 --
--- A delivery's last word, from the history row written when it ends: 'pushed' (accepted by the platform;
--- detail: its message id, when it gave one), 'undelivered' (detail 'token_invalid' or 'failed' after the
--- last attempt), 'expired', 'cancelled', 'superseded' (detail: the server's reason).
+-- Unused since 032, which dropped its trigger: the feed reads each outcome from its history row
+-- (securepush.delivery_feed). Before, it restated every history row as an event in delivery_events. It is
+-- dropped by the next release's contract step (an expand-only migration drops no function).
 CREATE OR REPLACE FUNCTION securepush.delivery_outcome_events()
  RETURNS trigger
  LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
@@ -19,5 +19,3 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.delivery_outcome_events() FROM PUBLIC;
-CREATE OR REPLACE TRIGGER delivery_log_outcome_events AFTER INSERT ON securepush.delivery_log
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delivery_outcome_events();

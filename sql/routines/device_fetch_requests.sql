@@ -13,7 +13,7 @@ BEGIN
         FROM unnest(p_devices, p_hashes) WITH ORDINALITY AS r(device, hash, req)
     ),
     granted AS (
-        SELECT q.req, q.device, d.user_id, d.last_seen_at
+        SELECT q.req, q.device, d.user_id, d.platform, d.last_seen_at
         FROM requests q
         JOIN securepush.devices d ON d.id = q.device AND d.secret_hash = q.hash AND d.active
     ),
@@ -25,7 +25,7 @@ BEGIN
                        FOR UPDATE SKIP LOCKED)
     ),
     wanted AS (
-        SELECT w.req, w.id, w.ord, g.user_id, g.device
+        SELECT w.req, w.id, w.ord, g.user_id, g.device, g.platform
         FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
         JOIN granted g ON g.req = w.req
     ),
@@ -41,8 +41,8 @@ BEGIN
                   n.preview::text AS preview, n.traceparent
     ),
     fetched AS (
-        INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT DISTINCT m.id, w.device FROM marked m JOIN wanted w ON w.id = m.id AND w.user_id = m.user_id
+        INSERT INTO securepush.fetches (notification_id, device_id, platform)
+        SELECT DISTINCT m.id, w.device, w.platform FROM marked m JOIN wanted w ON w.id = m.id AND w.user_id = m.user_id
         ON CONFLICT (notification_id, device_id) DO NOTHING
     ),
     dead AS (

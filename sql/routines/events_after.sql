@@ -24,7 +24,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT e.xid::text || ':' || e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail
-    FROM securepush.delivery_events e
+    FROM securepush.delivery_feed e
     WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
     ORDER BY e.xid, e.position
     LIMIT max_events;

@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION securepush.events_head()
  LANGUAGE sql STABLE SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT coalesce((
-        SELECT e.xid::text || ':' || e.position FROM securepush.delivery_events e
+        SELECT e.xid::text || ':' || e.position FROM securepush.delivery_feed e
         WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY e.xid DESC, e.position DESC LIMIT 1), '0:0')
 $function$;

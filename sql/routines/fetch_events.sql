@@ -1,6 +1,8 @@
--- securepush.fetch_events: routine file (docs/sql.md), with its trigger.
+-- securepush.fetch_events: routine file (docs/sql.md).
 --
--- 'fetched' the first time each device fetches a notification (the row securepush.fetches gains).
+-- Unused since 032, which dropped its trigger: the feed reads 'fetched' from the fetches row itself
+-- (securepush.delivery_feed). Before, it restated each new fetches row as an event in delivery_events. It is
+-- dropped by the next release's contract step (an expand-only migration drops no function).
 CREATE OR REPLACE FUNCTION securepush.fetch_events()
  RETURNS trigger
  LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan TO 'off' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
@@ -13,5 +15,3 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.fetch_events() FROM PUBLIC;
-CREATE OR REPLACE TRIGGER fetches_events AFTER INSERT ON securepush.fetches
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.fetch_events();

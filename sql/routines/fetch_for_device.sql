@@ -14,8 +14,8 @@ BEGIN
         RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category, n.preview::text AS preview
     ),
     fetched AS (
-        INSERT INTO securepush.fetches (notification_id, device_id)
-        SELECT m.id, p_device FROM marked m
+        INSERT INTO securepush.fetches (notification_id, device_id, platform)
+        SELECT m.id, p_device, (SELECT d.platform FROM securepush.devices d WHERE d.id = p_device) FROM marked m
         ON CONFLICT (notification_id, device_id) DO NOTHING
     ),
     dead AS (
