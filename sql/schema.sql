@@ -183,9 +183,12 @@ CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
+    -- As in badge_on_update: a notification still waiting for its fan-out has no badge rows to take back.
+    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT o.user_id, sum(s.change), s.effective_at
     FROM old_rows o, securepush.badge_steps(-1, o.read_at, o.purged_at, o.deliver_at, o.expires_at) s
+    WHERE NOT EXISTS (SELECT 1 FROM securepush.fan_out_queue q WHERE q.notification_id = o.id)
     GROUP BY o.user_id, s.effective_at
     HAVING sum(s.change) <> 0;
     RETURN NULL;
@@ -203,13 +206,17 @@ CREATE FUNCTION securepush.badge_on_update() RETURNS trigger
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
+    -- A notification still waiting for its fan-out has no badge rows yet: the fan-out writes them as it then
+    -- is. Its queue row is locked first, so that a fan-out taking it now finishes before this looks.
+    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
     -- The old row leaves and the new one arrives; an update that changes nothing the badge counts nets to no row.
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT r.user_id, sum(s.change), s.effective_at
-    FROM (SELECT -1 AS sign, o.user_id, o.read_at, o.purged_at, o.deliver_at, o.expires_at FROM old_rows o
+    FROM (SELECT -1 AS sign, o.id, o.user_id, o.read_at, o.purged_at, o.deliver_at, o.expires_at FROM old_rows o
           UNION ALL
-          SELECT 1, n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at FROM new_rows n) r,
+          SELECT 1, n.id, n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at FROM new_rows n) r,
          securepush.badge_steps(r.sign, r.read_at, r.purged_at, r.deliver_at, r.expires_at) s
+    WHERE NOT EXISTS (SELECT 1 FROM securepush.fan_out_queue q WHERE q.notification_id = r.id)
     GROUP BY r.user_id, s.effective_at
     HAVING sum(s.change) <> 0;
     RETURN NULL;
@@ -244,6 +251,9 @@ DECLARE
     target uuid := notification_id;
     purged boolean;
 BEGIN
+    -- One still waiting for its fan-out is fanned out first (before its row is locked, which a fan-out under
+    -- way may be reading), so that what it would have been sent is cancelled and logged as such.
+    PERFORM securepush.fan_out_batch(ARRAY[target]);
     PERFORM 1 FROM securepush.notifications n WHERE n.id = target FOR UPDATE;
     IF NOT FOUND THEN
         RETURN;
@@ -326,7 +336,9 @@ CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[],
 #variable_conflict use_column
 DECLARE
     claimed_rows integer;
+    fanned_out integer;
 BEGIN
+    fanned_out := securepush.fan_out_queued(1000);
     RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT d.id FROM securepush.deliveries d
@@ -364,6 +376,9 @@ BEGIN
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN
         UPDATE securepush.dispatchers d SET awaiting_wakeup = false WHERE d.id = p_worker AND d.awaiting_wakeup;
+    END IF;
+    IF fanned_out > 0 THEN
+        PERFORM securepush.wake_dispatchers();
     END IF;
 END
 $$;
@@ -971,7 +986,6 @@ $$;
 
 CREATE FUNCTION securepush.fan_out() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
-    SET enable_seqscan TO 'off'
     SET jit TO 'off'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
@@ -981,20 +995,53 @@ BEGIN
         RAISE EXCEPTION 'urgency critical is not enabled in this deployment (SECUREPUSH_CRITICAL_URGENCY=on)'
             USING ERRCODE = '22023';
     END IF;
+    INSERT INTO securepush.fan_out_queue (notification_id) SELECT n.id FROM new_notifications n;
+    PERFORM securepush.wake_dispatchers();
+    RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: fan_out_batch(uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_batch(p_ids uuid[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'on'
+    SET enable_sort TO 'on'
+    SET enable_hashjoin TO 'on'
+    SET enable_mergejoin TO 'on'
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+DECLARE
+    taken uuid[];
+    places bigint[];
+    created integer;
+BEGIN
+    WITH t AS (
+        DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id, q.position
+    )
+    SELECT array_agg(t.notification_id ORDER BY t.position), array_agg(t.position ORDER BY t.position) INTO taken, places FROM t;
+    IF taken IS NULL THEN
+        RETURN 0;
+    END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at)
     SELECT n.user_id, sum(s.change), s.effective_at
-    FROM new_notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
+    FROM securepush.notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
+    WHERE n.id = ANY(taken)
     GROUP BY n.user_id, s.effective_at
     HAVING sum(s.change) <> 0;
-    IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.collapse_key IS NOT NULL) THEN
-        -- Only a notification that will be pushed supersedes (not an expired, purged or muted one).
+    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL) THEN
+        -- A notification that will be pushed and that no newer one supersedes takes the place of the others
+        -- with its key still waiting.
         WITH newest AS (
-            SELECT DISTINCT ON (n.user_id, n.collapse_key) n.id, n.user_id, n.collapse_key
-            FROM new_notifications n
-            WHERE n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-              AND (n.category IS NULL OR NOT EXISTS (
-                      SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
-            ORDER BY n.user_id, n.collapse_key, coalesce(n.deliver_at, n.created_at) DESC, n.id DESC
+            SELECT n.id, n.user_id, n.collapse_key
+            FROM securepush.notifications n
+            WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND securepush.pushable(n)
+              AND NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places))
         ),
         gone AS (
             DELETE FROM securepush.deliveries dl
@@ -1006,23 +1053,26 @@ BEGIN
         INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
         SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id, g.created_at, 'notify'
         FROM gone g;
-        -- Same-statement losers never get deliveries; their devices' log says why.
+        -- One superseded before its fan-out never gets deliveries; its devices' log says by which.
         INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
         SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
-        FROM new_notifications n
-        JOIN (SELECT DISTINCT ON (x.user_id, x.collapse_key) x.id, x.user_id, x.collapse_key
-              FROM new_notifications x WHERE x.collapse_key IS NOT NULL
-              ORDER BY x.user_id, x.collapse_key, coalesce(x.deliver_at, x.created_at) DESC, x.id DESC) w
-          ON w.user_id = n.user_id AND w.collapse_key = n.collapse_key AND w.id <> n.id
+        FROM securepush.notifications n
+        CROSS JOIN LATERAL (SELECT x.id FROM securepush.superseding(n, taken, places) x LIMIT 1) w
         JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-        WHERE n.expires_at > now() AND n.payload IS NOT NULL;
+        WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
+    -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
+    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(), 'notify'
+    FROM securepush.notifications n
+    JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
+    WHERE n.id = ANY(taken) AND n.expires_at <= now() AND n.payload IS NOT NULL;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
-    IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.category IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.category IS NOT NULL) THEN
         INSERT INTO securepush.delivery_events (notification_id, event, detail)
         SELECT n.id, 'muted', n.category
-        FROM new_notifications n
-        WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+        FROM securepush.notifications n
+        WHERE n.id = ANY(taken) AND n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
           AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
     END IF;
     WITH wanted AS (
@@ -1032,15 +1082,10 @@ BEGIN
                     THEN greatest(coalesce(n.deliver_at, now()), now())
                     ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
                END AS run_at
-        FROM new_notifications n
+        FROM securepush.notifications n
         LEFT JOIN securepush.quiet_hours q ON q.user_id = n.user_id
-        WHERE n.expires_at > now() AND n.payload IS NOT NULL
-          AND (n.category IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
-          AND (n.collapse_key IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM new_notifications x
-                  WHERE x.user_id = n.user_id AND x.collapse_key = n.collapse_key AND x.id <> n.id
-                    AND (coalesce(x.deliver_at, x.created_at), x.id) > (coalesce(n.deliver_at, n.created_at), n.id)))
+        WHERE n.id = ANY(taken) AND securepush.pushable(n)
+          AND (n.collapse_key IS NULL OR NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places)))
     ),
     -- Quiet hours that end after the notification expires: never pushed, and the history says why.
     held_past_expiry AS (
@@ -1057,11 +1102,45 @@ BEGIN
     FROM wanted w
     JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
     WHERE w.run_at < w.expires_at;
-    -- Woken also when all of them were scheduled: a claim that finds nothing is cheaper than telling them apart.
-    IF FOUND THEN
-        PERFORM securepush.wake_dispatchers();
+    GET DIAGNOSTICS created = ROW_COUNT;
+    RETURN created;
+END
+$$;
+
+
+--
+-- Name: fan_out_place(uuid, uuid[], bigint[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_place(id uuid, batch uuid[], positions bigint[]) RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(positions[pg_catalog.array_position(batch, id)],
+                    (SELECT q.position FROM securepush.fan_out_queue q WHERE q.notification_id = id),
+                    0)
+$$;
+
+
+--
+-- Name: fan_out_queued(integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_queued(p_limit integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+DECLARE
+    ids uuid[];
+BEGIN
+    SELECT array_agg(q.notification_id) INTO ids
+    FROM (SELECT f.notification_id FROM securepush.fan_out_queue f ORDER BY f.position LIMIT p_limit FOR UPDATE SKIP LOCKED) q;
+    IF ids IS NULL THEN
+        RETURN 0;
     END IF;
-    RETURN NULL;
+    PERFORM securepush.fan_out_batch(ids);
+    RETURN cardinality(ids);
 END
 $$;
 
@@ -1253,6 +1332,64 @@ CREATE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::inte
         RETURNING 1
     )
     SELECT count(*)::integer FROM purged
+$$;
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: notifications; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.notifications (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    user_id text NOT NULL,
+    payload jsonb,
+    priority smallint DEFAULT 0 NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone DEFAULT (now() + securepush.default_ttl()) NOT NULL,
+    read_at timestamp with time zone,
+    read_by_device uuid,
+    purged_at timestamp with time zone,
+    deliver_at timestamp with time zone,
+    urgency text DEFAULT 'active'::text NOT NULL,
+    collapse_key text,
+    category text,
+    cancelled_at timestamp with time zone,
+    preview jsonb,
+    traceparent text DEFAULT 
+CASE
+    WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
+    ELSE NULL::text
+END,
+    CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
+    CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
+    CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
+    CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
+    CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
+    CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
+    CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
+    CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
+    CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
+    CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
+);
+
+
+--
+-- Name: pushable(securepush.notifications); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.pushable(n securepush.notifications) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT n.expires_at > pg_catalog.now() AND n.payload IS NOT NULL
+       AND (n.category IS NULL OR NOT EXISTS (
+               SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
 $$;
 
 
@@ -1809,6 +1946,22 @@ $$;
 
 
 --
+-- Name: superseding(securepush.notifications, uuid[], bigint[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.superseding(n securepush.notifications, batch uuid[], positions bigint[]) RETURNS SETOF securepush.notifications
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT x.* FROM securepush.notifications x
+    WHERE x.user_id = n.user_id AND x.collapse_key = n.collapse_key AND x.id <> n.id
+      AND (x.created_at, coalesce(x.deliver_at, x.created_at), securepush.fan_out_place(x.id, batch, positions))
+          > (n.created_at, coalesce(n.deliver_at, n.created_at), securepush.fan_out_place(n.id, batch, positions))
+      AND securepush.pushable(x)
+    ORDER BY x.created_at DESC, coalesce(x.deliver_at, x.created_at) DESC, securepush.fan_out_place(x.id, batch, positions) DESC
+$$;
+
+
+--
 -- Name: token_changes_last_hour(text); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -2037,10 +2190,6 @@ BEGIN
 END
 $$;
 
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: audit_log; Type: TABLE; Schema: securepush; Owner: -
@@ -2331,44 +2480,32 @@ CREATE TABLE securepush.dispatchers (
 
 
 --
--- Name: notifications; Type: TABLE; Schema: securepush; Owner: -
+-- Name: fan_out_queue; Type: TABLE; Schema: securepush; Owner: -
 --
 
-CREATE TABLE securepush.notifications (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    user_id text NOT NULL,
-    payload jsonb,
-    priority smallint DEFAULT 0 NOT NULL,
-    idempotency_key text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone DEFAULT (now() + securepush.default_ttl()) NOT NULL,
-    read_at timestamp with time zone,
-    read_by_device uuid,
-    purged_at timestamp with time zone,
-    deliver_at timestamp with time zone,
-    urgency text DEFAULT 'active'::text NOT NULL,
-    collapse_key text,
-    category text,
-    cancelled_at timestamp with time zone,
-    preview jsonb,
-    traceparent text DEFAULT 
-CASE
-    WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
-    ELSE NULL::text
-END,
-    CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
-    CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
-    CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
-    CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
-    CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
-    CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
-    CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
-    CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
-    CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
-    CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
-    CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
+CREATE TABLE securepush.fan_out_queue (
+    "position" bigint NOT NULL,
+    notification_id uuid NOT NULL
 );
+
+
+--
+-- Name: fan_out_queue_position_seq; Type: SEQUENCE; Schema: securepush; Owner: -
+--
+
+CREATE SEQUENCE securepush.fan_out_queue_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: fan_out_queue_position_seq; Type: SEQUENCE OWNED BY; Schema: securepush; Owner: -
+--
+
+ALTER SEQUENCE securepush.fan_out_queue_position_seq OWNED BY securepush.fan_out_queue."position";
 
 
 --
@@ -2421,6 +2558,22 @@ CREATE VIEW securepush.notification_status AS
             l.finished_at
            FROM securepush.delivery_log l
           WHERE ((l.notification_id = n.id) AND (l.kind = 'notify'::text))
+        UNION ALL
+         SELECT dev.id,
+            dev.platform,
+                CASE
+                    WHEN (n.deliver_at > now()) THEN 'scheduled'::text
+                    ELSE 'pending'::text
+                END AS "case",
+            NULL::text,
+            0,
+            GREATEST(n.deliver_at, n.created_at) AS "greatest",
+            NULL::text,
+            NULL::timestamp with time zone,
+            NULL::timestamp with time zone
+           FROM (securepush.fan_out_queue q
+             JOIN securepush.devices dev ON (((dev.user_id = n.user_id) AND dev.active)))
+          WHERE (q.notification_id = n.id)
         UNION ALL
          SELECT f_1.device_id,
             dev.platform,
@@ -2544,6 +2697,13 @@ CREATE TABLE securepush.webhook_state (
 
 
 --
+-- Name: fan_out_queue position; Type: DEFAULT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.fan_out_queue ALTER COLUMN "position" SET DEFAULT nextval('securepush.fan_out_queue_position_seq'::regclass);
+
+
+--
 -- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -2621,6 +2781,14 @@ ALTER TABLE ONLY securepush.devices
 
 ALTER TABLE ONLY securepush.dispatchers
     ADD CONSTRAINT dispatchers_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: fan_out_queue fan_out_queue_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.fan_out_queue
+    ADD CONSTRAINT fan_out_queue_pkey PRIMARY KEY ("position");
 
 
 --
@@ -2827,6 +2995,13 @@ CREATE INDEX devices_inactive_idx ON securepush.devices USING btree (updated_at)
 --
 
 CREATE INDEX devices_user_seen_idx ON securepush.devices USING btree (user_id, COALESCE(last_seen_at, updated_at)) WHERE active;
+
+
+--
+-- Name: fan_out_queue_notification_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX fan_out_queue_notification_idx ON securepush.fan_out_queue USING btree (notification_id);
 
 
 --

@@ -37,7 +37,8 @@ enum StatusPage {
         let queue = report.queue
         let lag = queue.oldestPendingAgeSeconds.map(seconds) ?? "none waiting"
         var html = figures([
-            ("pending", "\(queue.pending)"), ("claimed", "\(queue.claimed)"), ("scheduled", "\(queue.scheduled)"), ("lag (oldest runnable)", lag),
+            ("awaiting fan-out", "\(queue.awaitingFanOut)"), ("pending", "\(queue.pending)"), ("claimed", "\(queue.claimed)"),
+            ("scheduled", "\(queue.scheduled)"), ("lag (oldest runnable)", lag),
         ])
         html += table(
             ["platform", "pending", "claimed", "retrying", "scheduled"],

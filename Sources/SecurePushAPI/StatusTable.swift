@@ -24,7 +24,7 @@ public struct StatusTable {
             "database      reachable, \(report.database.migrationsPending.isEmpty ? "schema up to date" : "PENDING MIGRATIONS: " + report.database.migrationsPending.joined(separator: ", "))"
         )
         lines.append(
-            "queue         \(report.queue.pending) pending, \(report.queue.claimed) in flight, \(report.queue.scheduled) scheduled, oldest runnable pending: \(lag)"
+            "queue         \(report.queue.awaitingFanOut) awaiting fan-out, \(report.queue.pending) pending, \(report.queue.claimed) in flight, \(report.queue.scheduled) scheduled, oldest runnable pending: \(lag)"
         )
         for platform in report.queue.byPlatform {
             lines.append(

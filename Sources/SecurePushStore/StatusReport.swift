@@ -27,7 +27,11 @@ public struct StatusReport: Codable, Sendable {
         public var claimed: Int64
         /// Deliveries waiting for a `deliver_at` or the end of quiet hours (not yet claimable).
         public var scheduled: Int64
-        /// Age of the oldest runnable pending delivery: the queue lag.
+        /// Committed notifications that no dispatcher has fanned out into deliveries yet
+        /// (`securepush.fan_out_queue`; each dispatcher's claim fans out first).
+        public var awaitingFanOut: Int64
+        /// Age of the oldest runnable pending delivery, or of the oldest notification awaiting its fan-out if
+        /// older: the queue lag.
         public var oldestPendingAgeSeconds: Double?
         public var byPlatform: [PlatformQueue]
     }

@@ -76,17 +76,24 @@ public struct StatusStore: Sendable {
         for try await (platform, pending, claimed, retrying, scheduled) in rows.decode((String, Int64, Int64, Int64, Int64).self) {
             byPlatform.append(.init(platform: platform, pending: pending, claimed: claimed, retrying: retrying, scheduled: scheduled))
         }
-        let lag = try await database.query(
+        // The lag counts a committed notification that no dispatcher has fanned out yet from its commit (its
+        // transaction's start: the nearest the row records).
+        let lagRow = try await database.query(
             """
-            SELECT extract(epoch FROM now() - min(run_at))::float8 FROM securepush.deliveries
-            WHERE state = \(pending) AND run_at <= now()
+            SELECT extract(epoch FROM now() - least(
+                       (SELECT min(run_at) FROM securepush.deliveries WHERE state = \(pending) AND run_at <= now()),
+                       (SELECT min(n.created_at) FROM securepush.fan_out_queue q JOIN securepush.notifications n ON n.id = q.notification_id)
+                   ))::float8,
+                   (SELECT count(*) FROM securepush.fan_out_queue)::bigint
             """
-        ).collect().first?.decode(Double?.self)
+        ).collect()[0]
+        let (lag, awaitingFanOut) = try lagRow.decode((Double?, Int64).self)
         return .init(
             pending: byPlatform.reduce(0) { $0 + $1.pending },
             claimed: byPlatform.reduce(0) { $0 + $1.claimed },
             scheduled: byPlatform.reduce(0) { $0 + $1.scheduled },
-            oldestPendingAgeSeconds: lag ?? nil,
+            awaitingFanOut: awaitingFanOut,
+            oldestPendingAgeSeconds: lag,
             byPlatform: byPlatform
         )
     }

@@ -18,7 +18,7 @@ struct StatusViewsTests {
             generatedAt: now,
             database: .init(reachable: true, migrationsPending: ["016_next_release.sql"]),
             queue: .init(
-                pending: 41001, claimed: 41002, scheduled: 41061, oldestPendingAgeSeconds: 12.5,
+                pending: 41001, claimed: 41002, scheduled: 41061, awaitingFanOut: 41069, oldestPendingAgeSeconds: 12.5,
                 byPlatform: [.init(platform: "apns", pending: 41003, claimed: 41004, retrying: 41005, scheduled: 41062)]),
             notifications: .init(stored: 41006, unread: 41007, purged: 41008, scheduled: 41063),
             dispatchers: [

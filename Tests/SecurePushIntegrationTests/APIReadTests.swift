@@ -140,6 +140,7 @@ struct APIReadTests {
         try await APIHarness.withDatabase { db, api, client in
             let device = try await registerDevice(client, api, user: "kim", token: "kim-1")
             for _ in 0..<3 { _ = try await db.enqueue(user: "kim", payload: "{}") }
+            try await db.fanOut()
             let pending: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
             #expect(pending == 3)
             #expect(try await client.execute(uri: "/v1/devices/current", method: .delete, headers: .bearer(device)).status == .noContent)
@@ -157,9 +158,18 @@ struct APIReadTests {
             try await db.insertDevice(user: "lee", token: "lee-2")
             try await db.insertDevice(user: "lee", platform: "fcm", token: "lee-fcm-token-0123456789")
             for _ in 0..<4 { _ = try await db.enqueue(user: "lee", payload: "{}") }
+            // Committed and not yet fanned out (no dispatcher runs here): waiting, and the lag counts them.
+            try await db.execute("UPDATE securepush.notifications SET created_at = now() - interval '7 seconds'")
+            let waiting = try #require(try await client.execute(uri: "/status", method: .get).body.json["queue"] as? [String: Any])
+            #expect(waiting["awaiting_fan_out"] as? Int == 4 && waiting["pending"] as? Int == 0)
+            let fanOutLag = try #require(waiting["oldest_pending_age_seconds"] as? Double)
+            #expect(fanOutLag >= 7 && fanOutLag < 60)
+            try await db.fanOut()
             try await db.execute("UPDATE securepush.deliveries SET run_at = now() - interval '5 seconds'")
+            try await db.execute("UPDATE securepush.notifications SET created_at = now()")
             let status = try await client.execute(uri: "/status", method: .get)
             let queue = try #require(status.body.json["queue"] as? [String: Any])
+            #expect(queue["awaiting_fan_out"] as? Int == 0)
             #expect(queue["pending"] as? Int == 12)
             #expect(queue["claimed"] as? Int == 0)
             let lag = try #require(queue["oldest_pending_age_seconds"] as? Double)

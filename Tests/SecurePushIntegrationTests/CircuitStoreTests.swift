@@ -16,6 +16,7 @@ struct CircuitStoreTests {
             _ = try await db.insertDevice(user: "rel", token: "rel-1")
             _ = try await db.enqueue(user: "rel", payload: "{}")
             _ = try await db.enqueue(user: "rel", payload: "{}")
+            try await db.fanOut()
             let queue = PostgresDeliveryQueue(client: db.client, logger: db.logger)
             let originalRunAt: [UUID: Date] = try await Dictionary(
                 uniqueKeysWithValues: db.client.query("SELECT id, run_at FROM securepush.deliveries", logger: db.logger).collect().map {

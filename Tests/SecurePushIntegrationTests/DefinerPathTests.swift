@@ -121,6 +121,13 @@ struct DefinerPathTests {
                     logger: db.logger
                 ).collect()
             }
+            // The fan-out runs in a dispatcher's claim, as the owner, in a session whose path has public.
+            try await Self.connected(owner, db.logger) { client in
+                _ = try await client.query(
+                    "SELECT count(*) FROM securepush.claim_deliveries(10, '{fcm}', 30000, gen_random_uuid(), gen_random_uuid(), true, 999)",
+                    logger: db.logger
+                ).collect()
+            }
             let stolen: [String] = try await db.client.query("SELECT who || ': ' || what FROM public.stolen", logger: db.logger)
                 .collect().map { try $0.decode(String.self) }
             #expect(stolen.isEmpty, "a planted function ran inside SecurePush's code: \(stolen)")

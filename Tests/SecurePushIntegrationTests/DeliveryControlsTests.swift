@@ -173,6 +173,7 @@ struct DeliveryControlsTests {
             let held = try await served.db.enqueue(user: "quiet", payload: #"{"n":"held"}"#)
             // One that expires before the window ends is never pushed, and the history says so.
             let lapsed = try await served.db.enqueue(user: "quiet", payload: "{}", ttl: "2 seconds")
+            try await served.db.fanOut()
             let lapsedLog: String = try await served.db.scalar(
                 "SELECT outcome || ': ' || last_error FROM securepush.delivery_log WHERE notification_id = \(lapsed)")
             #expect(lapsedLog == "expired: quiet hours end after the notification expires")

@@ -147,11 +147,16 @@ struct DeliveryEventsTests {
             _ = try await db.insertDevice(user: "bo", token: "bo-1")
             let (initial, start) = try await Self.read(db.client, after: nil, db.logger)
             #expect(initial.isEmpty)
+            _ = try await db.enqueue(user: "bo", payload: "{}")
             try await db.client.withConnection { slow in
                 try await slow.query("BEGIN", logger: db.logger)
-                // The slow transaction takes its xid (and an event position) first, and commits last.
-                try await slow.query("INSERT INTO securepush.notifications (user_id, payload) VALUES ('bo', '{}')", logger: db.logger)
+                // The slow transaction (a dispatcher's fan-out) takes its xid (and an event position) first, and
+                // commits last; a second dispatcher fans out a later notification meanwhile.
+                let slowTook = try await slow.query("SELECT securepush.fan_out_queued(10)", logger: db.logger).collect()
+                #expect(try slowTook.first?.decode(Int32.self) == 1)
                 let fast = try await db.enqueue(user: "bo", payload: "{}")
+                let fastTook: Int32 = try await db.scalar("SELECT securepush.fan_out_queued(10)")
+                #expect(fastTook == 1, "the notification the slow transaction holds is skipped")
                 let (whileOpen, _) = try await Self.read(db.client, after: start, db.logger)
                 #expect(whileOpen.isEmpty, "held back while an older transaction is open: \(whileOpen)")
                 try await slow.query("COMMIT", logger: db.logger)
@@ -246,6 +251,7 @@ struct DeliveryEventsTests {
         try await TestDatabase.with { db in
             _ = try await db.insertDevice(user: "cy", token: "cy-1")
             _ = try await db.enqueue(user: "cy", payload: "{}")
+            try await db.fanOut()
             // Old events of both homes: marks (delivery_events) and outcomes (their history rows, delivery_log).
             try await db.execute(
                 """

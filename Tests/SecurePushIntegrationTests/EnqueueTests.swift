@@ -25,6 +25,11 @@ struct EnqueueTests {
                 """
             )
             #expect(id.uuidString.lowercased().dropFirst(14).first == "4", "gen_random_uuid gives version-4 UUIDs")
+            // The producer's transaction queued it for the dispatchers' fan-out, and wrote no delivery.
+            let queued: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.fan_out_queue WHERE notification_id = \(id)")
+            let early: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
+            #expect(queued == 1 && early == 0)
+            #expect(try await db.fanOut() == 1)
             let rows = try await db.client.query(
                 "SELECT device_id FROM securepush.deliveries WHERE notification_id = \(id) ORDER BY device_id",
                 logger: db.logger
@@ -70,6 +75,7 @@ struct EnqueueTests {
             let other = try await db.enqueue(user: "erin", payload: #"{"order":42}"#, idempotencyKey: "order-42")
             #expect(first == second)
             #expect(other != first)
+            try await db.fanOut()
             let notifications: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.notifications WHERE user_id = 'dave'")
             let deliveries: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE notification_id = \(first)")
             #expect(notifications == 1)
@@ -123,11 +129,17 @@ struct EnqueueTests {
         }
     }
 
-    @Test("10,000 notifications in one INSERT ... SELECT: one statement, one statement-level trigger, all fanned out")
+    @Test("10,000 notifications in one INSERT ... SELECT: one statement, one statement-level trigger, fanned out in batches of 1,000")
     func bulkInsert() async throws {
         try await TestDatabase.with { db in
             try await db.insertSimulatedDevices(1...100, user: "'bulk-' || g", token: "'bulk-token-' || g")
             try await db.insertNumberedNotifications(1...10000, user: "'bulk-' || (g % 100 + 1)")
+            let queued: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.fan_out_queue")
+            #expect(queued == 10_000)
+            // Fanned out in bounded batches, as the dispatchers' claims take them.
+            var batches = 0
+            while try await db.scalar("SELECT securepush.fan_out_queued(1000)", as: Int32.self) > 0 { batches += 1 }
+            #expect(batches == 10)
             let deliveries: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
             #expect(deliveries == 10_000)
             let rowTriggers: Int64 = try await db.scalar(

@@ -121,6 +121,7 @@ struct EnvelopeDispatchTests {
         try await TestDatabase.with { db in
             // 1,200 unread notifications from before the device existed (so without deliveries), then one pushed.
             try await db.execute("INSERT INTO securepush.notifications (user_id, payload) SELECT 'flo', '{}' FROM generate_series(1, 1200)")
+            try await db.fanOut()
             try await db.insertDevice(user: "flo", token: "flo-phone")
             _ = try await db.enqueue(user: "flo", payload: "{}")
             let counting = PostgresDeliveryQueue(client: db.client, logger: db.logger, unreadBadge: true)

@@ -251,6 +251,7 @@ struct FetchLifecycleTests {
         try await TestDatabase.with { db in
             let device = try await db.insertDevice(user: "oli", token: "oli-1")
             let id = try await db.enqueue(user: "oli", payload: "{}")
+            try await db.fanOut()
             // One push accepted (as a dispatcher records it) and fetched by its device.
             try await db.execute(
                 """

@@ -53,7 +53,9 @@ struct ProducerRoleTests {
                 #expect(cancelled == ["1"])
                 _ = try await Self.rows(producer, "SELECT platform FROM securepush.fetch_stats(interval '1 hour')", db.logger)
             }
-            // The fan-out ran as the owner: deliveries, the collapse digest and the cancellation are there.
+            // A dispatcher's fan-out (here the owner's), after the cancel's own: deliveries, the collapse digest and
+            // the cancellation are there.
+            try await db.fanOut()
             let deliveries: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries")
             #expect(deliveries == 1)
             let digested: Int64 = try await db.scalar(

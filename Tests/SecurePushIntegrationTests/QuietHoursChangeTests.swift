@@ -24,6 +24,7 @@ struct QuietHoursChangeTests {
                 INSERT INTO securepush.notifications (user_id, payload, deliver_at)
                 SELECT 'busy', '{}', now() + interval '90 minutes' FROM generate_series(1, 25000)
                 """)
+            try await served.db.fanOut()
             // Windows that hold those deliveries back: from an hour ahead to N hours ahead, in UTC.
             let starts: String = try await served.db.scalar("SELECT to_char((now() AT TIME ZONE 'UTC') + interval '60 minutes', 'HH24:MI')")
             let windows: [(end: String, instant: String)] = try await (2...5).asyncMap { hours in

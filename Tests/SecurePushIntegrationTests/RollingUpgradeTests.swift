@@ -123,12 +123,17 @@ struct RollingUpgradeTests {
             let hash = [UInt8](SHA256.hash(data: try #require(Data(base64URLEncoded: secret))))
             var ids: [UUID] = []
             for _ in 0..<3 { ids.append(try await db.enqueue(user: "pat", payload: #"{"n":1}"#)) }
+            // Not fanned out yet (033): the claim an older build calls fans them out first.
+            let queued: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.fan_out_queue")
+            #expect(queued == 3)
             // 0.1.0's claim: eight arguments, the columns it reads by name.
             let claimed = try await db.client.query(
                 "SELECT * FROM securepush.claim_deliveries(10, ARRAY['simulated'], 60000, gen_random_uuid(), gen_random_uuid(), true, 999)",
                 logger: db.logger
             ).collect()
             #expect(claimed.count == 3)
+            let left: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.fan_out_queue")
+            #expect(left == 0, "fanned out by the older build's claim")
             let columns = Set(claimed[0].makeRandomAccess().map(\.columnName))
             for column in [
                 "id", "notification_id", "device_id", "platform", "token", "options", "active", "expires_at", "priority", "attempts",

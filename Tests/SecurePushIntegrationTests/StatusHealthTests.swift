@@ -41,6 +41,7 @@ struct StatusHealthTests {
             // 1. Queue lag: a due delivery that waited 90 s (default threshold 60 s).
             _ = try await db.insertDevice(user: "hal", token: "hal-1")
             _ = try await db.enqueue(user: "hal", payload: "{}")
+            try await db.fanOut()
             try await db.execute("UPDATE securepush.deliveries SET run_at = now() - interval '90 seconds'")
             (object, html) = try await Self.status(client)
             var health = Self.health(object)
@@ -53,6 +54,7 @@ struct StatusHealthTests {
             // 2. A platform no live dispatcher pushes.
             _ = try await db.insertDevice(user: "ida", platform: "fcm", token: "ida-fcm-registration-token-0123456789")
             _ = try await db.enqueue(user: "ida", payload: "{}")
+            try await db.fanOut()
             (object, html) = try await Self.status(client)
             health = Self.health(object)
             #expect(health.reasons.contains("1 fcm deliveries wait and no live dispatcher pushes fcm"), "\(health.reasons)")
@@ -114,6 +116,7 @@ struct StatusHealthTests {
                 "INSERT INTO securepush.notifications (user_id, payload, collapse_key) VALUES ('fay', '{}', 'score') RETURNING id")
             let newer: UUID = try await db.scalar(
                 "INSERT INTO securepush.notifications (user_id, payload, collapse_key) VALUES ('fay', '{}', 'score') RETURNING id")
+            try await db.fanOut()
             try await db.execute("UPDATE securepush.deliveries SET expires_at = now() WHERE notification_id = \(newer)")
             let maintenance = PostgresQueueMaintenance(client: db.client, logger: db.logger)
             #expect(try await maintenance.expirePending() == 1)

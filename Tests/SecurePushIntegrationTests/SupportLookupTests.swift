@@ -60,6 +60,7 @@ struct SupportLookupTests {
                 // A platform no dispatcher pushes (this one pushes simulated only).
                 _ = try await db.insertDevice(user: "cid", platform: "fcm", token: "cid-fcm-registration-token-0123456789")
                 let stranded = try await db.enqueue(user: "cid", payload: "{}")
+                try await db.fanOut()
 
                 #expect(try await Self.get(opsPort, "/support/notifications/\(sent)", token: nil).status == 401)
                 #expect(try await Self.get(opsPort, "/support/notifications/\(sent)", token: "wrong-token-0123456789abcdef").status == 401)

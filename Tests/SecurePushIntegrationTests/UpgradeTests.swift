@@ -81,6 +81,13 @@ struct UpgradeTests {
             SELECT u, jsonb_build_object('title', 'Statement ' || n), now() - make_interval(mins => 10 - n::integer)
             FROM unnest(\(users)::text[]) u, generate_series(1, \(notificationsPerUser)) n
             """)
+        // From 033 on the dispatchers fan out what producers committed: as one would before the upgrade.
+        try await db.execute(
+            """
+            DO $$ BEGIN
+                IF to_regprocedure('securepush.fan_out_queued(integer)') IS NOT NULL THEN PERFORM securepush.fan_out_queued(1000); END IF;
+            END $$
+            """)
         try await db.execute(
             """
             UPDATE securepush.notifications n SET read_at = now(),

@@ -55,4 +55,16 @@ struct TimelineExplanationTests {
             now: Date())
         #expect(!unknown.contains { $0.contains("no live dispatcher") } && unknown.contains { $0.contains("first attempt since") }, "\(unknown)")
     }
+
+    @Test("a notification not yet fanned out says so, and says when no dispatcher runs to do it")
+    func awaitingFanOut() {
+        var queued = Self.timeline(Self.device())
+        queued.awaitingFanOut = true
+        let running = TimelineExplanation.explain(queued, now: Date())
+        #expect(running.contains { $0.contains("waiting for its fan-out") && $0.contains("next claim") }, "\(running)")
+        #expect(!running.contains { $0.contains("Not pushed") }, "\(running)")
+        queued.dispatcherPlatforms = []
+        let stopped = TimelineExplanation.explain(queued, now: Date())
+        #expect(stopped.contains { $0.contains("no dispatcher is running") }, "\(stopped)")
+    }
 }

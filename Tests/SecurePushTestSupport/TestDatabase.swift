@@ -101,6 +101,17 @@ public struct TestDatabase: Sendable {
         )
     }
 
+    /// Fans out every committed notification still waiting for it, as a dispatcher's claim does first
+    /// (`securepush.fan_out_queued`), and returns how many it took; then waits for those a running dispatcher
+    /// was fanning out at that moment. For a test that looks at deliveries, badge rows or the history right
+    /// after an INSERT.
+    @discardableResult
+    public func fanOut() async throws -> Int32 {
+        let taken: Int32 = try await scalar("SELECT securepush.fan_out_queued(2147483647)")
+        try await execute("SELECT securepush.fan_out_batch(array_agg(notification_id)) FROM securepush.fan_out_queue")
+        return taken
+    }
+
     /// Inserts a simulated device for every `g` in `numbers`, in one statement; `user` and `token` are SQL
     /// expressions of `g` (such as `'fleet-' || (g % 50)`).
     public func insertSimulatedDevices(_ numbers: ClosedRange<Int>, user: String, token: String) async throws {

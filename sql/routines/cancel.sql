@@ -13,6 +13,9 @@ DECLARE
     target uuid := notification_id;
     purged boolean;
 BEGIN
+    -- One still waiting for its fan-out is fanned out first (before its row is locked, which a fan-out under
+    -- way may be reading), so that what it would have been sent is cancelled and logged as such.
+    PERFORM securepush.fan_out_batch(ARRAY[target]);
     PERFORM 1 FROM securepush.notifications n WHERE n.id = target FOR UPDATE;
     IF NOT FOUND THEN
         RETURN;

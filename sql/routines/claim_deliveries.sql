@@ -1,4 +1,9 @@
 -- securepush.claim_deliveries: routine file (docs/sql.md).
+--
+-- First fans out what producers committed (up to 1,000 notifications, securepush.fan_out_queued), then claims
+-- up to p_limit due deliveries of p_platforms, highest priority and oldest first, skipping rows others hold.
+-- A fan-out wakes the dispatchers that wait (those of other platforms have work now, and a claim that found
+-- nothing due fans out the next batch), after this one has said whether it found work.
 CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
  RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text, traceparent text)
  LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_sort TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
@@ -6,7 +11,9 @@ AS $function$
 #variable_conflict use_column
 DECLARE
     claimed_rows integer;
+    fanned_out integer;
 BEGIN
+    fanned_out := securepush.fan_out_queued(1000);
     RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT d.id FROM securepush.deliveries d
@@ -44,6 +51,9 @@ BEGIN
     GET DIAGNOSTICS claimed_rows = ROW_COUNT;
     IF claimed_rows > 0 THEN
         UPDATE securepush.dispatchers d SET awaiting_wakeup = false WHERE d.id = p_worker AND d.awaiting_wakeup;
+    END IF;
+    IF fanned_out > 0 THEN
+        PERFORM securepush.wake_dispatchers();
     END IF;
 END
 $function$;

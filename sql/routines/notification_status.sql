@@ -15,6 +15,13 @@ CROSS JOIN LATERAL (
            CASE WHEN l.outcome = 'sent' THEN coalesce(l.accepted_at, l.finished_at) END, l.finished_at
     FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.kind = 'notify'
     UNION ALL
+    -- Committed and not yet fanned out (the dispatchers do it within milliseconds): waiting for each of the
+    -- user's active devices.
+    SELECT dev.id, dev.platform, CASE WHEN n.deliver_at > now() THEN 'scheduled' ELSE 'pending' END, NULL, 0,
+           greatest(n.deliver_at, n.created_at), NULL, NULL, NULL
+    FROM securepush.fan_out_queue q JOIN securepush.devices dev ON dev.user_id = n.user_id AND dev.active
+    WHERE q.notification_id = n.id
+    UNION ALL
     SELECT f.device_id, dev.platform, 'not_pushed', NULL, 0, NULL, NULL, NULL, NULL
     FROM securepush.fetches f LEFT JOIN securepush.devices dev ON dev.id = f.device_id
     WHERE f.notification_id = n.id

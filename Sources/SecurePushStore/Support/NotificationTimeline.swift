@@ -83,6 +83,8 @@ public struct NotificationTimeline: Sendable, Codable, Hashable {
     public var readByDevice: UUID?
     public var payloadPurgedAt: Date?
     public var cancelledAt: Date?
+    /// Committed and not yet fanned out by a dispatcher (its `securepush.fan_out_queue` row is there).
+    public var awaitingFanOut = false
     public var devices: [Device] = []
     /// What the live dispatchers push (`nil` entries: a dispatcher too old to say).
     public var dispatcherPlatforms: [String]?

@@ -22,7 +22,8 @@ public struct SupportStore: Sendable {
             """
             SELECT n.user_id, n.created_at, n.deliver_at, n.expires_at, n.urgency, n.category, n.read_at, n.read_by_device, n.purged_at,
                    n.cancelled_at,
-                   (SELECT m.muted_at FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category) AS muted_at
+                   (SELECT m.muted_at FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category) AS muted_at,
+                   EXISTS (SELECT 1 FROM securepush.fan_out_queue q WHERE q.notification_id = n.id) AS awaiting_fan_out
             FROM securepush.notifications n WHERE n.id = \(id)
             """
         ).collect()
@@ -40,6 +41,7 @@ public struct SupportStore: Sendable {
             timeline.payloadPurgedAt = try named("purged_at")
             timeline.cancelledAt = try named("cancelled_at")
             timeline.categoryMutedAt = try named("muted_at")
+            timeline.awaitingFanOut = try named("awaiting_fan_out")
             timeline.devices = try await devices(of: timeline.userID ?? "", notification: id)
             timeline.dispatcherPlatforms = try await liveDispatcherPlatforms()
         }

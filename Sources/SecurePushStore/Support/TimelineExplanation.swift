@@ -27,7 +27,13 @@ public enum TimelineExplanation {
         let notify = { (device: NotificationTimeline.Device) in
             device.waiting.contains { $0.kind == "notify" } || device.finished.contains { $0.kind == "notify" }
         }
-        if !anyDelivery {
+        if timeline.awaitingFanOut {
+            let running = timeline.dispatcherPlatforms.map { !$0.isEmpty } ?? true
+            lines.append(
+                running
+                    ? "Committed and waiting for its fan-out: the next claim of any dispatcher makes its deliveries (normally within milliseconds)."
+                    : "Committed and waiting for its fan-out, and no dispatcher is running: its deliveries are made when one starts.")
+        } else if !anyDelivery {
             if let muted = timeline.categoryMutedAt, muted <= created {
                 lines.append(
                     "Not pushed: the user had muted category \(timeline.category ?? "?") (at \(at(muted))). It is stored and listed, never pushed.")
