@@ -41,7 +41,7 @@ struct BenchDatabase {
     /// Empties every table a bench row fills: the one list (`ops/bench` empties them with `securepush-bench reset`).
     static let emptyTables: PostgresQuery = """
         TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications,
-            securepush.devices, securepush.dispatchers, securepush.badge_changes
+            securepush.fan_out_queue, securepush.devices, securepush.dispatchers, securepush.badge_changes
         """
 
     func withClient<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
