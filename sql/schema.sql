@@ -337,25 +337,34 @@ CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[],
 DECLARE
     claimed_rows integer;
     fanned_out integer;
+    lease_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
 BEGIN
-    fanned_out := securepush.fan_out_queued(1000);
-    RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT d.id FROM securepush.deliveries d
         WHERE d.state = 'pending' AND d.run_at <= now() AND d.platform = ANY(p_platforms)
         ORDER BY d.priority DESC, d.run_at, d.id
         LIMIT p_limit
         FOR UPDATE SKIP LOCKED
-    ),
-    claimed AS (
-        UPDATE securepush.deliveries d
-        SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
-            lease_expires_at = now() + p_lease_ms * interval '1 millisecond', claimed_by = p_worker
-        FROM c, securepush.devices dev
-        WHERE d.id = c.id AND dev.id = d.device_id
-        RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
-                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
-                  dev.seal_public, dev.seal_auth, d.traceparent
+    )
+    UPDATE securepush.deliveries d
+    SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
+        lease_expires_at = lease_until, claimed_by = p_worker
+    FROM c
+    WHERE d.id = c.id;
+    GET DIAGNOSTICS claimed_rows = ROW_COUNT;
+    -- As many notifications as it may still claim deliveries (one at least, 1,000 at most): a fan-out sized to
+    -- the claim writes its due deliveries claimed, where a larger one would leave rows for the next claim to
+    -- update.
+    fanned_out := securepush.fan_out_queued(least(greatest(p_limit - claimed_rows, 1), 1000), p_platforms,
+                                            greatest(p_limit - claimed_rows, 0), lease_until, p_token, p_worker);
+    RETURN QUERY
+    WITH claimed AS (
+        SELECT d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
+               d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
+               dev.seal_public, dev.seal_auth, d.traceparent
+        FROM securepush.deliveries d
+        JOIN securepush.devices dev ON dev.id = d.device_id
+        WHERE d.state = 'claimed' AND d.lease_expires_at = lease_until AND d.lease_token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -1007,6 +1016,17 @@ $$;
 --
 
 CREATE FUNCTION securepush.fan_out_batch(p_ids uuid[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    SELECT securepush.fan_out_batch(p_ids, '{}'::text[], 0, NULL::timestamptz, NULL::uuid, NULL::uuid)
+$$;
+
+
+--
+-- Name: fan_out_batch(uuid[], text[], integer, timestamp with time zone, uuid, uuid); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) RETURNS integer
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'on'
@@ -1076,15 +1096,16 @@ BEGIN
           AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
     END IF;
     WITH wanted AS (
-        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
+        SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
                CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
                     ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
                END AS run_at
-        FROM securepush.notifications n
+        FROM unnest(taken) WITH ORDINALITY AS t(id, place)
+        JOIN securepush.notifications n ON n.id = t.id
         LEFT JOIN securepush.quiet_hours q ON q.user_id = n.user_id
-        WHERE n.id = ANY(taken) AND securepush.pushable(n)
+        WHERE securepush.pushable(n)
           AND (n.collapse_key IS NULL OR NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places)))
     ),
     -- Quiet hours that end after the notification expires: never pushed, and the history says why.
@@ -1096,12 +1117,20 @@ BEGIN
         WHERE w.run_at >= w.expires_at
     )
     INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent)
-    SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END, w.traceparent
-    FROM wanted w
-    JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
-    WHERE w.run_at < w.expires_at;
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by)
+    SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
+           CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
+           CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
+           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END
+    FROM (
+        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
+               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
+                   AS claim
+        FROM wanted w
+        JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
+        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now() AND d.platform = ANY(p_claim_platforms) AS eligible) e
+        WHERE w.run_at < w.expires_at
+    ) r;
     GET DIAGNOSTICS created = ROW_COUNT;
     RETURN created;
 END
@@ -1126,6 +1155,17 @@ $$;
 --
 
 CREATE FUNCTION securepush.fan_out_queued(p_limit integer) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    SELECT securepush.fan_out_queued(p_limit, '{}'::text[], 0, NULL::timestamptz, NULL::uuid, NULL::uuid)
+$$;
+
+
+--
+-- Name: fan_out_queued(integer, text[], integer, timestamp with time zone, uuid, uuid); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) RETURNS integer
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
@@ -1139,7 +1179,7 @@ BEGIN
     IF ids IS NULL THEN
         RETURN 0;
     END IF;
-    PERFORM securepush.fan_out_batch(ids);
+    PERFORM securepush.fan_out_batch(ids, p_claim_platforms, p_claim_limit, p_lease_until, p_token, p_worker);
     RETURN cardinality(ids);
 END
 $$;
@@ -1317,21 +1357,73 @@ $$;
 --
 
 CREATE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::interval, batch integer DEFAULT 10000) RETURNS integer
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET jit TO 'off'
     AS $$
-    WITH purged AS (
+DECLARE
+    purged integer := 0;
+    more integer;
+    cursor_at record;
+    last_xid xid8;
+    last_position bigint;
+    read_ids uuid[];
+BEGIN
+    WITH expired AS (
         UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
         WHERE n.id = ANY (ARRAY(
-            SELECT id FROM securepush.notifications
-            WHERE purged_at IS NULL
-              AND (expires_at <= now() OR (after_read IS NOT NULL AND read_at <= now() - after_read))
+            SELECT e.id FROM securepush.notifications e
+            WHERE e.purged_at IS NULL AND e.expires_at <= now()
             LIMIT batch
-            FOR UPDATE SKIP LOCKED
-        ))
+            FOR UPDATE SKIP LOCKED))
         RETURNING 1
     )
-    SELECT count(*)::integer FROM purged
+    SELECT count(*)::integer INTO purged FROM expired;
+    IF after_read IS NULL THEN
+        RETURN purged;
+    END IF;
+
+    SELECT c.xid, c.position INTO cursor_at FROM securepush.read_purge_cursor c FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        WITH reads AS (
+            SELECT f.notification_id, f.xid, f.position,
+                   bool_and(f.fetched_at <= now() - after_read) OVER (ORDER BY f.xid, f.position) AS due
+            FROM (SELECT r.notification_id, r.xid, r.position, r.fetched_at FROM securepush.fetches r
+                  WHERE r.xid IS NOT NULL AND (r.xid, r.position) > (cursor_at.xid, cursor_at.position)
+                    AND r.xid < pg_snapshot_xmin(pg_current_snapshot())
+                  ORDER BY r.xid, r.position
+                  LIMIT batch) f
+        )
+        SELECT array_agg(r.notification_id), (array_agg(r.xid ORDER BY r.xid DESC, r.position DESC))[1],
+               (array_agg(r.position ORDER BY r.xid DESC, r.position DESC))[1]
+        INTO read_ids, last_xid, last_position
+        FROM reads r WHERE r.due;
+        IF read_ids IS NOT NULL THEN
+            UPDATE securepush.read_purge_cursor c SET xid = last_xid, position = last_position;
+            UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+            WHERE n.id = ANY (read_ids) AND n.purged_at IS NULL;
+            GET DIAGNOSTICS more = ROW_COUNT;
+            purged := purged + more;
+        END IF;
+    END IF;
+
+    WITH backlog AS (
+        DELETE FROM securepush.read_purge_backlog b
+        WHERE b.notification_id = ANY (ARRAY(
+            SELECT o.notification_id FROM securepush.read_purge_backlog o
+            WHERE o.read_at <= now() - after_read
+            ORDER BY o.read_at
+            LIMIT batch
+            FOR UPDATE SKIP LOCKED))
+        RETURNING b.notification_id
+    ),
+    erased AS (
+        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        FROM backlog b WHERE n.id = b.notification_id AND n.purged_at IS NULL
+        RETURNING 1
+    )
+    SELECT count(*)::integer INTO more FROM erased;
+    RETURN purged + more;
+END
 $$;
 
 
@@ -1377,7 +1469,8 @@ END,
     CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
     CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
     CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
-);
+)
+WITH (fillfactor='90');
 
 
 --
@@ -2452,7 +2545,8 @@ CREATE TABLE securepush.devices (
     CONSTRAINT devices_sealing_key_valid CHECK ((((seal_public IS NULL) = (seal_auth IS NULL)) AND ((seal_public IS NULL) OR ((octet_length(seal_public) = 65) AND (get_byte(seal_public, 0) = 4) AND (octet_length(seal_auth) = 16))))),
     CONSTRAINT devices_token_valid CHECK (((length(token) >= 1) AND (length(token) <= 4096))),
     CONSTRAINT devices_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
-);
+)
+WITH (fillfactor='85');
 
 
 --
@@ -2606,6 +2700,28 @@ CREATE TABLE securepush.quiet_hours (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT quiet_hours_user_id_check CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256))),
     CONSTRAINT quiet_hours_window_not_empty CHECK ((starts <> ends))
+);
+
+
+--
+-- Name: read_purge_backlog; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.read_purge_backlog (
+    notification_id uuid NOT NULL,
+    read_at timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: read_purge_cursor; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.read_purge_cursor (
+    one boolean DEFAULT true NOT NULL,
+    xid xid8 NOT NULL,
+    "position" bigint NOT NULL,
+    CONSTRAINT read_purge_cursor_one_check CHECK (one)
 );
 
 
@@ -2824,6 +2940,22 @@ ALTER TABLE ONLY securepush.quiet_hours
 
 
 --
+-- Name: read_purge_backlog read_purge_backlog_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.read_purge_backlog
+    ADD CONSTRAINT read_purge_backlog_pkey PRIMARY KEY (notification_id);
+
+
+--
+-- Name: read_purge_cursor read_purge_cursor_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.read_purge_cursor
+    ADD CONSTRAINT read_purge_cursor_pkey PRIMARY KEY (one);
+
+
+--
 -- Name: relay_outbox relay_outbox_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -2991,13 +3123,6 @@ CREATE INDEX devices_inactive_idx ON securepush.devices USING btree (updated_at)
 
 
 --
--- Name: devices_user_seen_idx; Type: INDEX; Schema: securepush; Owner: -
---
-
-CREATE INDEX devices_user_seen_idx ON securepush.devices USING btree (user_id, COALESCE(last_seen_at, updated_at)) WHERE active;
-
-
---
 -- Name: fan_out_queue_notification_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
@@ -3033,13 +3158,6 @@ CREATE INDEX notifications_expires_idx ON securepush.notifications USING btree (
 
 
 --
--- Name: notifications_read_idx; Type: INDEX; Schema: securepush; Owner: -
---
-
-CREATE INDEX notifications_read_idx ON securepush.notifications USING btree (read_at) WHERE ((purged_at IS NULL) AND (read_at IS NOT NULL));
-
-
---
 -- Name: notifications_scheduled_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
@@ -3047,17 +3165,17 @@ CREATE INDEX notifications_scheduled_idx ON securepush.notifications USING btree
 
 
 --
--- Name: notifications_unread_idx; Type: INDEX; Schema: securepush; Owner: -
---
-
-CREATE INDEX notifications_unread_idx ON securepush.notifications USING btree (user_id, created_at DESC, id DESC) WHERE (read_at IS NULL);
-
-
---
 -- Name: notifications_user_created_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
 CREATE INDEX notifications_user_created_idx ON securepush.notifications USING btree (user_id, created_at DESC, id DESC);
+
+
+--
+-- Name: read_purge_backlog_read_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX read_purge_backlog_read_idx ON securepush.read_purge_backlog USING btree (read_at);
 
 
 --

@@ -1,7 +1,11 @@
 -- securepush.claim_deliveries: routine file (docs/sql.md).
 --
--- First fans out what producers committed (up to 1,000 notifications, securepush.fan_out_queued), then claims
--- up to p_limit due deliveries of p_platforms, highest priority and oldest first, skipping rows others hold.
+-- Claims up to p_limit due deliveries of p_platforms, highest priority and oldest first, skipping rows others
+-- hold; then fans out what producers committed (as many notifications as it may still claim, one at least and
+-- 1,000 at most: securepush.fan_out_queued), which writes up to the rest of p_limit of the new due deliveries
+-- of p_platforms already claimed by this call: one row written per delivery pushed at once, not a row and then
+-- its claim's update (since 035). Every row this call claimed carries its token and one lease end, by which
+-- the result finds them (deliveries_lease_idx).
 -- A fan-out wakes the dispatchers that wait (those of other platforms have work now, and a claim that found
 -- nothing due fans out the next batch), after this one has said whether it found work.
 CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
@@ -12,25 +16,34 @@ AS $function$
 DECLARE
     claimed_rows integer;
     fanned_out integer;
+    lease_until timestamptz := now() + p_lease_ms * interval '1 millisecond';
 BEGIN
-    fanned_out := securepush.fan_out_queued(1000);
-    RETURN QUERY
     WITH c AS MATERIALIZED (
         SELECT d.id FROM securepush.deliveries d
         WHERE d.state = 'pending' AND d.run_at <= now() AND d.platform = ANY(p_platforms)
         ORDER BY d.priority DESC, d.run_at, d.id
         LIMIT p_limit
         FOR UPDATE SKIP LOCKED
-    ),
-    claimed AS (
-        UPDATE securepush.deliveries d
-        SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
-            lease_expires_at = now() + p_lease_ms * interval '1 millisecond', claimed_by = p_worker
-        FROM c, securepush.devices dev
-        WHERE d.id = c.id AND dev.id = d.device_id
-        RETURNING d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
-                  d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
-                  dev.seal_public, dev.seal_auth, d.traceparent
+    )
+    UPDATE securepush.deliveries d
+    SET state = 'claimed', attempts = d.attempts + 1, lease_token = p_token, claimed_at = now(),
+        lease_expires_at = lease_until, claimed_by = p_worker
+    FROM c
+    WHERE d.id = c.id;
+    GET DIAGNOSTICS claimed_rows = ROW_COUNT;
+    -- As many notifications as it may still claim deliveries (one at least, 1,000 at most): a fan-out sized to
+    -- the claim writes its due deliveries claimed, where a larger one would leave rows for the next claim to
+    -- update.
+    fanned_out := securepush.fan_out_queued(least(greatest(p_limit - claimed_rows, 1), 1000), p_platforms,
+                                            greatest(p_limit - claimed_rows, 0), lease_until, p_token, p_worker);
+    RETURN QUERY
+    WITH claimed AS (
+        SELECT d.id, d.notification_id, d.device_id, d.platform, dev.token, dev.options::text AS options, dev.active,
+               d.expires_at, d.priority, d.attempts, dev.user_id, d.clear_ids, d.urgency, d.collapse_id,
+               dev.seal_public, dev.seal_auth, d.traceparent
+        FROM securepush.deliveries d
+        JOIN securepush.devices dev ON dev.id = d.device_id
+        WHERE d.state = 'claimed' AND d.lease_expires_at = lease_until AND d.lease_token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts

@@ -7,12 +7,16 @@
 -- (securepush.superseding); each delivery waits for deliver_at and the user's quiet window ('scheduled') or is
 -- due at once ('pending'); one that expired before its fan-out is logged 'expired' for each device; the badge
 -- rows of each notification as it is now (the badge triggers leave a notification still queued to this).
+-- A claim that fans out (claim_deliveries) passes its platforms, how many more it may claim and its lease:
+-- that many of the due deliveries of those platforms, highest priority first, then in queue order, are written
+-- claimed by it, so a delivery pushed at once is written once instead of written and then updated by the
+-- claim (since 035).
 -- Returns the deliveries created; the caller wakes the dispatchers (claim_deliveries does).
 -- Its plans must not depend on statistics: a broadcast often runs right after a bulk device import, before
 -- any ANALYZE, and a nested loop over a sequential scan of devices took 71 s for 20,000 notifications (1.4 s
 -- with the index). Without sequential scans, each notification finds its user's devices by index; the other
 -- plan switches are set as a producer's session has them (the claim that calls it turns them off).
-CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[])
+CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid)
  RETURNS integer
  LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'on' SET enable_sort TO 'on' SET enable_hashjoin TO 'on' SET enable_mergejoin TO 'on' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
@@ -76,15 +80,16 @@ BEGIN
           AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
     END IF;
     WITH wanted AS (
-        SELECT n.id, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
+        SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
                CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
                     ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
                END AS run_at
-        FROM securepush.notifications n
+        FROM unnest(taken) WITH ORDINALITY AS t(id, place)
+        JOIN securepush.notifications n ON n.id = t.id
         LEFT JOIN securepush.quiet_hours q ON q.user_id = n.user_id
-        WHERE n.id = ANY(taken) AND securepush.pushable(n)
+        WHERE securepush.pushable(n)
           AND (n.collapse_key IS NULL OR NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places)))
     ),
     -- Quiet hours that end after the notification expires: never pushed, and the history says why.
@@ -96,14 +101,30 @@ BEGIN
         WHERE w.run_at >= w.expires_at
     )
     INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent)
-    SELECT w.id, d.id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-           CASE WHEN w.run_at > now() THEN 'scheduled' ELSE 'pending' END, w.traceparent
-    FROM wanted w
-    JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
-    WHERE w.run_at < w.expires_at;
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by)
+    SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
+           CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
+           CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
+           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END
+    FROM (
+        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
+               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
+                   AS claim
+        FROM wanted w
+        JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
+        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now() AND d.platform = ANY(p_claim_platforms) AS eligible) e
+        WHERE w.run_at < w.expires_at
+    ) r;
     GET DIAGNOSTICS created = ROW_COUNT;
     RETURN created;
 END
+$function$;
+REVOKE ALL ON FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) FROM PUBLIC;
+-- The fan-out without a claim (cancel's, and 033's signature).
+CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[])
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+    SELECT securepush.fan_out_batch(p_ids, '{}'::text[], 0, NULL::timestamptz, NULL::uuid, NULL::uuid)
 $function$;
 REVOKE ALL ON FUNCTION securepush.fan_out_batch(p_ids uuid[]) FROM PUBLIC;

@@ -2,8 +2,9 @@
 --
 -- Fans out the oldest notifications waiting in securepush.fan_out_queue, at most p_limit, skipping those
 -- another dispatcher holds; returns how many it took. securepush.claim_deliveries calls it first, so every
--- dispatcher (0.2.0's too) fans out before it claims, in the claim's transaction.
-CREATE OR REPLACE FUNCTION securepush.fan_out_queued(p_limit integer)
+-- dispatcher (0.2.0's too) fans out in the claim's transaction, and passes its claim on to fan_out_batch
+-- (platforms, how many more, lease), which writes that many due deliveries claimed.
+CREATE OR REPLACE FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid)
  RETURNS integer
  LANGUAGE plpgsql SET enable_seqscan TO 'off' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
@@ -15,8 +16,16 @@ BEGIN
     IF ids IS NULL THEN
         RETURN 0;
     END IF;
-    PERFORM securepush.fan_out_batch(ids);
+    PERFORM securepush.fan_out_batch(ids, p_claim_platforms, p_claim_limit, p_lease_until, p_token, p_worker);
     RETURN cardinality(ids);
 END
+$function$;
+REVOKE ALL ON FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) FROM PUBLIC;
+-- The fan-out without a claim (033's signature).
+CREATE OR REPLACE FUNCTION securepush.fan_out_queued(p_limit integer)
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+    SELECT securepush.fan_out_queued(p_limit, '{}'::text[], 0, NULL::timestamptz, NULL::uuid, NULL::uuid)
 $function$;
 REVOKE ALL ON FUNCTION securepush.fan_out_queued(p_limit integer) FROM PUBLIC;

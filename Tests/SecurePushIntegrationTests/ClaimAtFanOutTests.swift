@@ -1,0 +1,105 @@
+import Foundation
+import PostgresNIO
+import SecurePushTestSupport
+import Testing
+
+/// Since migration 035 the claim that fans a notification out writes the due deliveries of its own platforms
+/// claimed, up to what it may still claim: one row written per delivery pushed at once.
+@Suite("Claims at the fan-out")
+struct ClaimAtFanOutTests {
+    struct Claim {
+        var ids: [UUID]
+        var attempts: [Int32]
+        var inserted: Int64
+        var updated: Int64
+    }
+
+    /// One claim of `limit` for `platforms`, with the rows its transaction inserted into and updated in
+    /// `securepush.deliveries`: pg_stat_xact_user_tables before and after it in its transaction (the view also
+    /// counts what earlier transactions of the connection have not reported yet, hence the difference).
+    static func claim(_ db: TestDatabase, limit: Int, platforms: [String]) async throws -> Claim {
+        try await db.client.withTransaction(logger: db.logger) { connection in
+            let before = try await writes(on: connection, logger: db.logger)
+            let rows = try await connection.query(
+                """
+                SELECT id, attempts FROM securepush.claim_deliveries(\(limit)::integer, \(platforms)::text[], 60000, gen_random_uuid(),
+                                                                   gen_random_uuid(), false, 99)
+                """,
+                logger: db.logger
+            ).collect()
+            let claimed = try rows.map { try $0.decode((UUID, Int32).self) }
+            let after = try await writes(on: connection, logger: db.logger)
+            return Claim(
+                ids: claimed.map(\.0), attempts: claimed.map(\.1), inserted: after.inserted - before.inserted,
+                updated: after.updated - before.updated)
+        }
+    }
+
+    static func writes(on connection: PostgresConnection, logger: Logger) async throws -> (inserted: Int64, updated: Int64) {
+        let stats = try await connection.query(
+            "SELECT n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables WHERE schemaname = 'securepush' AND relname = 'deliveries'",
+            logger: logger
+        ).collect()
+        let (inserted, updated) = try #require(stats.first).decode((Int64, Int64).self)
+        return (inserted, updated)
+    }
+
+    @Test("a claim with room writes the deliveries it fans out claimed: inserted once, never updated, attempt 1")
+    func writtenClaimed() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "cf", token: "cf-1")
+            for n in 1...3 { _ = try await db.enqueue(user: "cf", payload: #"{"n":\#(n)}"#) }
+            let claim = try await Self.claim(db, limit: 10, platforms: ["simulated"])
+            #expect(claim.ids.count == 3)
+            #expect(claim.attempts == [1, 1, 1])
+            #expect(claim.inserted == 3 && claim.updated == 0, "inserted \(claim.inserted), updated \(claim.updated)")
+            let states: [String] = try await db.client.query("SELECT state FROM securepush.deliveries", logger: db.logger)
+                .collect().map { try $0.decode(String.self) }
+            #expect(states == ["claimed", "claimed", "claimed"])
+            let queued: Int64 = try await db.scalar("SELECT count(*) FROM securepush.delivery_feed WHERE event = 'queued'")
+            #expect(queued == 3, "each delivery still has its queued event")
+        }
+    }
+
+    @Test("beyond the claim's room, and on other platforms, the fan-out leaves deliveries pending for the next claims")
+    func roomAndPlatforms() async throws {
+        try await TestDatabase.with { db in
+            for d in 1...3 { try await db.insertDevice(user: "room", token: "room-\(d)") }
+            try await db.insertDevice(user: "room", platform: "fcm", token: "room-fcm", options: #"{"project": "p"}"#)
+            let first = try await db.enqueue(user: "room", payload: #"{"n":1}"#)
+            let second = try await db.enqueue(user: "room", payload: #"{"n":2}"#)
+            // Room for 4: two notifications fanned out (8 deliveries), 4 simulated ones claimed at once.
+            let claim = try await Self.claim(db, limit: 4, platforms: ["simulated"])
+            #expect(claim.ids.count == 4)
+            #expect(claim.inserted == 8 && claim.updated == 0)
+            let pending: [String] = try await db.client.query(
+                "SELECT platform FROM securepush.deliveries WHERE state = 'pending' ORDER BY platform", logger: db.logger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(pending == ["fcm", "fcm", "simulated", "simulated"])
+            let claimedFirst: Int64 = try await db.scalar(
+                "SELECT count(*) FROM securepush.deliveries WHERE state = 'claimed' AND notification_id = \(first)")
+            #expect(claimedFirst == 3, "the older notification's deliveries are claimed first")
+            // The next claim takes the pending rows (an update each) and has nothing left to fan out.
+            let next = try await Self.claim(db, limit: 10, platforms: ["simulated"])
+            #expect(next.ids.count == 2 && next.inserted == 0 && next.updated == 2, "\(next)")
+            let left: Int64 = try await db.scalar(
+                "SELECT count(*) FROM securepush.deliveries WHERE state = 'pending' AND notification_id IN (\(first), \(second))")
+            #expect(left == 2, "the FCM ones wait for an FCM dispatcher")
+        }
+    }
+
+    @Test("a claim whose room is taken by due rows still fans out one notification, and writes its deliveries pending")
+    func fullClaimStillFansOut() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "full", token: "full-1")
+            for n in 1...3 { _ = try await db.enqueue(user: "full", payload: #"{"n":\#(n)}"#) }
+            try await db.execute("SELECT securepush.fan_out_queued(2)")
+            let claim = try await Self.claim(db, limit: 2, platforms: ["simulated"])
+            #expect(claim.ids.count == 2 && claim.updated == 2 && claim.inserted == 1, "\(claim)")
+            let queue: Int64 = try await db.scalar("SELECT count(*) FROM securepush.fan_out_queue")
+            #expect(queue == 0)
+            let pending: Int64 = try await db.scalar("SELECT count(*) FROM securepush.deliveries WHERE state = 'pending'")
+            #expect(pending == 1)
+        }
+    }
+}
