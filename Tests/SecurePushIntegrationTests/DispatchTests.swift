@@ -196,6 +196,9 @@ struct DispatchTests {
             let dead = try await db.insertDevice(user: "abe", token: "abe-dead")
             try await db.insertDevice(user: "abe", token: "abe-live")
             for index in 0..<20 { _ = try await db.enqueue(user: "abe", payload: #"{"n":\#(index)}"#) }
+            // All 40 deliveries pending before the first push (a claim of 2 would fan out 2 at a time, and the
+            // dead device, retired by then, would get none of the later ones).
+            try await db.fanOut()
             var configuration = DispatcherConfiguration.testing
             configuration.batchSize = 2
             configuration.concurrency = 1

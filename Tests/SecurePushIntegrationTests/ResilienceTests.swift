@@ -147,6 +147,7 @@ struct ReRegistrationRaceTests {
             let device = try await db.insertDevice(user: "ray", token: "ray-phone")
             _ = try await db.enqueue(user: "ray", payload: "{}")
             _ = try await db.enqueue(user: "ray", payload: "{}")
+            try await db.fanOut()  // both deliveries pending (a claim of 1 fans out one notification)
             let queue = PostgresDeliveryQueue(client: db.client, logger: db.logger)
             let batch = try await queue.claim(limit: 1, platforms: [.simulated], lease: .seconds(30), worker: UUID())
             #expect(batch.deliveries.count == 1)
