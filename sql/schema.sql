@@ -185,11 +185,11 @@ CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
 BEGIN
     -- As in badge_on_update: a notification still waiting for its fan-out has no badge rows to take back.
     PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT o.user_id, sum(s.change), s.effective_at
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT o.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM old_rows o, securepush.badge_steps(-1, o.read_at, o.purged_at, o.deliver_at, o.expires_at) s
     WHERE NOT EXISTS (SELECT 1 FROM securepush.fan_out_queue q WHERE q.notification_id = o.id)
-    GROUP BY o.user_id, s.effective_at
+    GROUP BY o.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
     RETURN NULL;
 END
@@ -210,14 +210,14 @@ BEGIN
     -- is. Its queue row is locked first, so that a fan-out taking it now finishes before this looks.
     PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
     -- The old row leaves and the new one arrives; an update that changes nothing the badge counts nets to no row.
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT r.user_id, sum(s.change), s.effective_at
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT r.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM (SELECT -1 AS sign, o.id, o.user_id, o.read_at, o.purged_at, o.deliver_at, o.expires_at FROM old_rows o
           UNION ALL
           SELECT 1, n.id, n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at FROM new_rows n) r,
          securepush.badge_steps(r.sign, r.read_at, r.purged_at, r.deliver_at, r.expires_at) s
     WHERE NOT EXISTS (SELECT 1 FROM securepush.fan_out_queue q WHERE q.notification_id = r.id)
-    GROUP BY r.user_id, s.effective_at
+    GROUP BY r.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
     RETURN NULL;
 END
@@ -228,11 +228,10 @@ $$;
 -- Name: badge_steps(integer, timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
-CREATE FUNCTION securepush.badge_steps(sign integer, read_at timestamp with time zone, purged_at timestamp with time zone, deliver_at timestamp with time zone, expires_at timestamp with time zone) RETURNS TABLE(change integer, effective_at timestamp with time zone)
+CREATE FUNCTION securepush.badge_steps(sign integer, read_at timestamp with time zone, purged_at timestamp with time zone, deliver_at timestamp with time zone, expires_at timestamp with time zone) RETURNS TABLE(change integer, effective_at timestamp with time zone, ends_at timestamp with time zone)
     LANGUAGE sql STABLE
     AS $$
-    SELECT s.change, s.effective_at
-    FROM (VALUES (sign, coalesce(deliver_at, '-infinity'::timestamptz)), (-sign, expires_at)) AS s(change, effective_at)
+    SELECT sign, coalesce(deliver_at, '-infinity'::timestamptz), expires_at
     WHERE read_at IS NULL AND purged_at IS NULL AND expires_at > now()
 $$;
 
@@ -464,26 +463,28 @@ BEGIN
         RETURN NULL;
     END IF;
     WITH candidates AS (
-        SELECT b.user_id, b.change, b.effective_at,
+        SELECT b.user_id, b.change, b.effective_at, b.ends_at,
                CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END AS bucket
         FROM securepush.badge_changes b WHERE b.user_id = ANY(users)
     ),
-    -- What is worth rewriting: several rows of one moment, a sum of zero, or effective rows not yet folded.
+    -- What is worth rewriting: several rows of one interval, a sum of zero, effective rows not yet folded, or
+    -- rows that ended (they count no more).
     groups AS (
-        SELECT c.user_id, c.bucket
-        FROM candidates c GROUP BY c.user_id, c.bucket
-        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket)
+        SELECT c.user_id, c.bucket, c.ends_at
+        FROM candidates c GROUP BY c.user_id, c.bucket, c.ends_at
+        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket) OR c.ends_at <= now()
     ),
     gone AS (
         DELETE FROM securepush.badge_changes b
         USING groups g
-        WHERE b.user_id = g.user_id AND b.user_id = ANY(users)
+        WHERE b.user_id = g.user_id AND b.user_id = ANY(users) AND b.ends_at = g.ends_at
           AND (CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END) = g.bucket
-        RETURNING b.user_id, b.change, g.bucket
+        RETURNING b.user_id, b.change, g.bucket, g.ends_at
     )
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT gone.user_id, sum(gone.change), gone.bucket FROM gone
-    GROUP BY gone.user_id, gone.bucket
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT gone.user_id, sum(gone.change), gone.bucket, gone.ends_at FROM gone
+    WHERE gone.ends_at > now()
+    GROUP BY gone.user_id, gone.bucket, gone.ends_at
     HAVING sum(gone.change) <> 0;
     RETURN users[cardinality(users)];
 END
@@ -522,16 +523,18 @@ BEGIN
         USING r
         WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = p_token
         RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                  r.answered_ago_us, d.kind
+                  r.answered_ago_us, d.kind, d.queued_logged
     ),
     logged AS (
         INSERT INTO securepush.delivery_log
-            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind)
+            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind,
+             queued_with_outcome)
         SELECT f.id, f.notification_id, f.device_id, f.platform, f.outcome, f.attempts,
                CASE WHEN f.outcome = 'sent' THEN NULLIF(f.info, '') END,
                CASE WHEN f.outcome <> 'sent' THEN NULLIF(f.info, '') END,
                f.created_at,
-               CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind
+               CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind,
+               NOT f.queued_logged
         FROM finished f
     ),
     dead AS (
@@ -589,6 +592,26 @@ CREATE FUNCTION securepush.default_ttl() RETURNS interval
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'default_ttl'), interval '7 days')
+$$;
+
+
+--
+-- Name: delete_deliveries_of(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.delete_deliveries_of() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'notifications' THEN
+        DELETE FROM securepush.deliveries d WHERE d.notification_id IN (SELECT o.id FROM old_rows o);
+    ELSE
+        DELETE FROM securepush.deliveries d WHERE d.device_id IN (SELECT o.id FROM old_rows o);
+    END IF;
+    RETURN NULL;
+END
 $$;
 
 
@@ -651,8 +674,26 @@ CREATE FUNCTION securepush.delivery_queued_events() RETURNS trigger
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
     SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
-    FROM new_rows r WHERE r.kind = 'notify';
+    FROM new_rows r WHERE r.kind = 'notify' AND r.queued_logged;
     RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: delivery_queued_late(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.delivery_queued_late() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+BEGIN
+    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
+    VALUES (NEW.notification_id, NEW.device_id, NEW.platform, 'queued', CASE WHEN NEW.state = 'scheduled' THEN 'scheduled' END);
+    NEW.queued_logged := true;
+    RETURN NEW;
 END
 $$;
 
@@ -963,12 +1004,26 @@ BEGIN
     IF max_events IS NULL OR max_events NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'max_events must be between 1 and 10000' USING ERRCODE = '22023';
     END IF;
+    -- A row of the feed carries two events when it is the outcome of a delivery pushed at its fan-out (its
+    -- queued_at is set): the page takes rows in order while their events fit in max_events, and always its
+    -- first row.
     RETURN QUERY
-    SELECT e.xid::text || ':' || e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail
-    FROM securepush.delivery_feed e
-    WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
-    ORDER BY e.xid, e.position
-    LIMIT max_events;
+    WITH page AS MATERIALIZED (
+        SELECT r.*, sum(CASE WHEN r.queued_at IS NULL THEN 1 ELSE 2 END) OVER (ORDER BY r.xid, r.position) AS events_through
+        FROM (
+            SELECT e.xid, e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail, e.queued_at
+            FROM securepush.delivery_feed e
+            WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY e.xid, e.position
+            LIMIT max_events
+        ) r
+    )
+    SELECT p.xid::text || ':' || p.position, x.at, p.notification_id, p.device_id, p.platform, x.event, x.detail
+    FROM page p
+    CROSS JOIN LATERAL (VALUES (0, p.queued_at, 'queued'::text, NULL::text), (1, p.at, p.event, p.detail)) AS x(part, at, event, detail)
+    WHERE (x.part = 1 OR p.queued_at IS NOT NULL)
+      AND (p.events_through <= max_events OR p.events_through = CASE WHEN p.queued_at IS NULL THEN 1 ELSE 2 END)
+    ORDER BY p.xid, p.position, x.part;
 END
 $_$;
 
@@ -1048,11 +1103,11 @@ BEGIN
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT n.user_id, sum(s.change), s.effective_at
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT n.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM securepush.notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
     WHERE n.id = ANY(taken)
-    GROUP BY n.user_id, s.effective_at
+    GROUP BY n.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
     IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL) THEN
         -- A notification that will be pushed and that no newer one supersedes takes the place of the others
@@ -1117,11 +1172,11 @@ BEGIN
         WHERE w.run_at >= w.expires_at
     )
     INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by)
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by, queued_logged)
     SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
            CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
            CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
-           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END
+           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
     FROM (
         SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
                e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
@@ -2078,7 +2133,7 @@ CREATE FUNCTION securepush.unread_badge(p_user text, p_limit integer) RETURNS bi
     AS $$
     SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
     FROM securepush.badge_changes b
-    WHERE b.user_id = p_user AND b.effective_at <= now();
+    WHERE b.user_id = p_user AND b.effective_at <= now() AND b.ends_at > now();
 $$;
 
 
@@ -2337,7 +2392,8 @@ CREATE TABLE securepush.auth_failures (
 CREATE TABLE securepush.badge_changes (
     user_id text NOT NULL,
     change integer NOT NULL,
-    effective_at timestamp with time zone NOT NULL
+    effective_at timestamp with time zone NOT NULL,
+    ends_at timestamp with time zone DEFAULT 'infinity'::timestamp with time zone NOT NULL
 );
 
 
@@ -2389,6 +2445,7 @@ CREATE TABLE securepush.deliveries (
     urgency text DEFAULT 'active'::text NOT NULL,
     collapse_id text,
     traceparent text,
+    queued_logged boolean DEFAULT true NOT NULL,
     CONSTRAINT deliveries_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
     CONSTRAINT deliveries_state_valid CHECK ((state = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text])))
 );
@@ -2444,6 +2501,7 @@ CREATE TABLE securepush.delivery_log (
     kind text DEFAULT 'notify'::text NOT NULL,
     xid xid8 DEFAULT pg_current_xact_id(),
     "position" bigint DEFAULT nextval('securepush.delivery_events_position_seq'::regclass),
+    queued_with_outcome boolean DEFAULT false NOT NULL,
     CONSTRAINT delivery_log_kind_valid CHECK ((kind = ANY (ARRAY['notify'::text, 'clear'::text]))),
     CONSTRAINT delivery_log_outcome_valid CHECK ((outcome = ANY (ARRAY['sent'::text, 'failed'::text, 'token_invalid'::text, 'cancelled'::text, 'expired'::text, 'superseded'::text])))
 );
@@ -2475,7 +2533,8 @@ CREATE VIEW securepush.delivery_feed AS
     u.device_id,
     u.platform,
     u.event,
-    u.detail
+    u.detail,
+    u.queued_at
    FROM ( SELECT e.xid,
             e."position",
             e.at,
@@ -2484,7 +2543,8 @@ CREATE VIEW securepush.delivery_feed AS
             e.platform,
             e.event,
             e.detail,
-            'notify'::text AS kind
+            'notify'::text AS kind,
+            NULL::timestamp with time zone AS queued_at
            FROM securepush.delivery_events e
         UNION ALL
          SELECT l.xid,
@@ -2505,7 +2565,11 @@ CREATE VIEW securepush.delivery_feed AS
                     WHEN 'token_invalid'::text THEN 'token_invalid'::text
                     ELSE l.last_error
                 END AS last_error,
-            l.kind
+            l.kind,
+                CASE
+                    WHEN l.queued_with_outcome THEN l.created_at
+                    ELSE NULL::timestamp with time zone
+                END AS "case"
            FROM securepush.delivery_log l
         UNION ALL
          SELECT f.xid,
@@ -2516,7 +2580,8 @@ CREATE VIEW securepush.delivery_feed AS
             f.platform,
             'fetched'::text,
             NULL::text,
-            'notify'::text
+            'notify'::text,
+            NULL::timestamp with time zone AS timestamptz
            FROM securepush.fetches f) u
   WHERE ((u.kind = 'notify'::text) AND (u.xid IS NOT NULL));
 
@@ -2868,14 +2933,6 @@ ALTER TABLE ONLY securepush.delivery_events
 
 
 --
--- Name: delivery_log delivery_log_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
---
-
-ALTER TABLE ONLY securepush.delivery_log
-    ADD CONSTRAINT delivery_log_pkey PRIMARY KEY (id);
-
-
---
 -- Name: devices devices_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -3042,7 +3099,7 @@ CREATE INDEX auth_failures_last_idx ON securepush.auth_failures USING btree (las
 -- Name: badge_changes_user_idx; Type: INDEX; Schema: securepush; Owner: -
 --
 
-CREATE INDEX badge_changes_user_idx ON securepush.badge_changes USING btree (user_id, effective_at) INCLUDE (change);
+CREATE INDEX badge_changes_user_idx ON securepush.badge_changes USING btree (user_id, effective_at) INCLUDE (change, ends_at);
 
 
 --
@@ -3200,6 +3257,20 @@ CREATE TRIGGER deliveries_queued_events AFTER INSERT ON securepush.deliveries RE
 
 
 --
+-- Name: deliveries deliveries_queued_late; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER deliveries_queued_late BEFORE UPDATE OF state ON securepush.deliveries FOR EACH ROW WHEN (((NOT old.queued_logged) AND (new.state <> 'claimed'::text) AND (new.kind = 'notify'::text))) EXECUTE FUNCTION securepush.delivery_queued_late();
+
+
+--
+-- Name: devices devices_delete_deliveries; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER devices_delete_deliveries AFTER DELETE ON securepush.devices REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delete_deliveries_of();
+
+
+--
 -- Name: devices devices_relay_changes; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
@@ -3221,6 +3292,13 @@ CREATE TRIGGER notifications_badge_on_update AFTER UPDATE ON securepush.notifica
 
 
 --
+-- Name: notifications notifications_delete_deliveries; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER notifications_delete_deliveries AFTER DELETE ON securepush.notifications REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delete_deliveries_of();
+
+
+--
 -- Name: notifications notifications_erase_preview; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
@@ -3239,22 +3317,6 @@ CREATE TRIGGER notifications_fan_out AFTER INSERT ON securepush.notifications RE
 --
 
 CREATE TRIGGER notifications_schedule_clears AFTER UPDATE ON securepush.notifications REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.schedule_clears();
-
-
---
--- Name: deliveries deliveries_device_id_fkey; Type: FK CONSTRAINT; Schema: securepush; Owner: -
---
-
-ALTER TABLE ONLY securepush.deliveries
-    ADD CONSTRAINT deliveries_device_id_fkey FOREIGN KEY (device_id) REFERENCES securepush.devices(id) ON DELETE CASCADE;
-
-
---
--- Name: deliveries deliveries_notification_id_fkey; Type: FK CONSTRAINT; Schema: securepush; Owner: -
---
-
-ALTER TABLE ONLY securepush.deliveries
-    ADD CONSTRAINT deliveries_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES securepush.notifications(id) ON DELETE CASCADE;
 
 
 --

@@ -93,8 +93,13 @@ struct BadgeChangesTests {
             #expect(try await maintenance.compactBadges(after: "dee", users: 2) == nil)
             #expect(try await Self.badges(db) == before, "compaction changes no badge")
             let effective: Int64 = try await db.scalar(
-                "SELECT max(n)::bigint FROM (SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id) c")
-            #expect(effective == 1, "one effective row per user after compaction")
+                """
+                SELECT max(n)::bigint FROM (
+                    SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id, ends_at) c
+                """)
+            #expect(effective == 1, "one row in effect per user and end after compaction (a notification's row is an interval since 036)")
+            let ended: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE ends_at <= now()")
+            #expect(ended == 0, "rows that ended count no more and go")
             let rowsAfter: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
             #expect(rowsAfter < rowsBefore, "\(rowsBefore) rows before compaction, \(rowsAfter) after")
             let zero: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE change = 0")

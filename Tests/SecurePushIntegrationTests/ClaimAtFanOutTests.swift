@@ -57,7 +57,77 @@ struct ClaimAtFanOutTests {
                 .collect().map { try $0.decode(String.self) }
             #expect(states == ["claimed", "claimed", "claimed"])
             let queued: Int64 = try await db.scalar("SELECT count(*) FROM securepush.delivery_feed WHERE event = 'queued'")
-            #expect(queued == 3, "each delivery still has its queued event")
+            #expect(queued == 0, "a delivery written claimed writes no queued event of its own (036)")
+        }
+    }
+
+    /// The feed as `events_after` pages it, `size` events a page at most (pages never split a cursor's events).
+    static func feed(_ db: TestDatabase, size: Int) async throws -> [(cursor: String, notification: UUID, event: String)] {
+        var events: [(cursor: String, notification: UUID, event: String)] = []
+        var after: String? = nil
+        while true {
+            let page = try await db.client.query(
+                "SELECT cursor, notification_id, event FROM securepush.events_after(\(after), \(Int32(size)))", logger: db.logger
+            ).collect().map { try $0.decode((String, UUID, String).self) }
+            guard let last = page.last else { return events }
+            #expect(page.count <= max(size, 2), "a page of \(size) held \(page.count)")
+            events += page.map { (cursor: $0.0, notification: $0.1, event: $0.2) }
+            after = last.0
+        }
+    }
+
+    @Test("a delivery written claimed logs its queued event with its outcome, at one cursor no page splits; a retry writes it when the claim ends")
+    func queuedWithOutcome() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "qo", token: "qo-1")
+            var notifications: [UUID] = []
+            for n in 1...3 { notifications.append(try await db.enqueue(user: "qo", payload: #"{"n":\#(n)}"#)) }
+            let claim = try await Self.claim(db, limit: 10, platforms: ["simulated"])
+            #expect(claim.ids.count == 3)
+            let byNotification = Dictionary(
+                uniqueKeysWithValues: try await db.client.query(
+                    "SELECT notification_id, id, lease_token FROM securepush.deliveries", logger: db.logger
+                ).collect().map { row -> (UUID, (UUID, UUID)) in
+                    let (notification, delivery, token) = try row.decode((UUID, UUID, UUID).self)
+                    return (notification, (delivery, token))
+                })
+            let (sent, retried, failed) = (notifications[0], notifications[1], notifications[2])
+            let token = try #require(byNotification[sent]).1
+            let ids = [sent, retried, failed].map { byNotification[$0]!.0 }
+            let touched: Int64 = try await db.scalar(
+                """
+                SELECT securepush.complete_deliveries(\(token), \(ids)::uuid[], ARRAY['sent', 'retry', 'failed'], ARRAY[0, 0, 0]::bigint[],
+                                                      ARRAY['m-1', 'HTTP 503', 'HTTP 400'], ARRAY[0, 0, 0]::bigint[])
+                """)
+            #expect(touched == 3)
+            let logged: Int64 = try await db.scalar("SELECT count(*) FROM securepush.delivery_log WHERE queued_with_outcome")
+            #expect(logged == 2, "the two outcomes carry their queued events")
+            let events: Int64 = try await db.scalar("SELECT count(*) FROM securepush.delivery_events WHERE event = 'queued'")
+            #expect(events == 1, "the retried delivery wrote its queued event when its claim ended")
+
+            // The retried one is pushed by the next claim: its queued event is not written twice.
+            let second = try await Self.claim(db, limit: 10, platforms: ["simulated"])
+            #expect(second.ids == [byNotification[retried]!.0])
+            let secondToken: UUID = try await db.scalar("SELECT lease_token FROM securepush.deliveries")
+            let again: Int64 = try await db.scalar(
+                """
+                SELECT securepush.complete_deliveries(\(secondToken), \(second.ids)::uuid[], ARRAY['sent'], ARRAY[0]::bigint[],
+                                                      ARRAY['m-2'], ARRAY[0]::bigint[])
+                """)
+            #expect(again == 1)
+
+            let whole = try await Self.feed(db, size: 100)
+            let words = { (notification: UUID) in whole.filter { $0.notification == notification }.map(\.event) }
+            #expect(words(sent) == ["queued", "pushed"])
+            #expect(words(failed) == ["queued", "undelivered"])
+            #expect(words(retried) == ["queued", "pushed"])
+            let cursors = { (notification: UUID) in Set(whole.filter { $0.notification == notification }.map(\.cursor)) }
+            #expect(cursors(sent).count == 1 && cursors(failed).count == 1, "queued and its outcome share the history row's cursor")
+            #expect(cursors(retried).count == 2, "a queued event written on its own has its own cursor")
+            for size in 1...3 {
+                let paged = try await Self.feed(db, size: size)
+                #expect(paged.map(\.cursor) == whole.map(\.cursor) && paged.map(\.event) == whole.map(\.event), "pages of \(size)")
+            }
         }
     }
 

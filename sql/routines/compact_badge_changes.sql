@@ -1,7 +1,8 @@
 -- securepush.compact_badge_changes: routine file (docs/sql.md).
 --
 -- Folds the badge rows of the next p_users users after p_after (in user order; NULL: from the first):
--- each user's effective rows become one, future rows of the same moment become one, and sums of zero go.
+-- each user's rows in effect with one end become one, future rows of one interval become one, and sums of zero
+-- and rows that ended go.
 -- Returns the last user looked at, or NULL when there was none after p_after (the next round starts over).
 -- Safe beside any writer and any other compaction: a row is deleted once and its change re-inserted by the
 -- statement that deleted it.
@@ -26,26 +27,28 @@ BEGIN
         RETURN NULL;
     END IF;
     WITH candidates AS (
-        SELECT b.user_id, b.change, b.effective_at,
+        SELECT b.user_id, b.change, b.effective_at, b.ends_at,
                CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END AS bucket
         FROM securepush.badge_changes b WHERE b.user_id = ANY(users)
     ),
-    -- What is worth rewriting: several rows of one moment, a sum of zero, or effective rows not yet folded.
+    -- What is worth rewriting: several rows of one interval, a sum of zero, effective rows not yet folded, or
+    -- rows that ended (they count no more).
     groups AS (
-        SELECT c.user_id, c.bucket
-        FROM candidates c GROUP BY c.user_id, c.bucket
-        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket)
+        SELECT c.user_id, c.bucket, c.ends_at
+        FROM candidates c GROUP BY c.user_id, c.bucket, c.ends_at
+        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket) OR c.ends_at <= now()
     ),
     gone AS (
         DELETE FROM securepush.badge_changes b
         USING groups g
-        WHERE b.user_id = g.user_id AND b.user_id = ANY(users)
+        WHERE b.user_id = g.user_id AND b.user_id = ANY(users) AND b.ends_at = g.ends_at
           AND (CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END) = g.bucket
-        RETURNING b.user_id, b.change, g.bucket
+        RETURNING b.user_id, b.change, g.bucket, g.ends_at
     )
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT gone.user_id, sum(gone.change), gone.bucket FROM gone
-    GROUP BY gone.user_id, gone.bucket
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT gone.user_id, sum(gone.change), gone.bucket, gone.ends_at FROM gone
+    WHERE gone.ends_at > now()
+    GROUP BY gone.user_id, gone.bucket, gone.ends_at
     HAVING sum(gone.change) <> 0;
     RETURN users[cardinality(users)];
 END

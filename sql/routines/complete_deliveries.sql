@@ -12,7 +12,9 @@
 -- back to pending after `p_delays_ms[i]`; any other outcome leaves the queue for the history, with
 -- `p_infos[i]` as the provider's message id (sent) or the error (otherwise), and `accepted_at` the answer's
 -- time (`p_answered_ago_us[i]` before now). A `token_invalid` retires the device unless it re-registered
--- after the claim, and cancels its other pending deliveries. Only rows still held by `p_token` are touched;
+-- after the claim, and cancels its other pending deliveries. A delivery its fan-out wrote claimed logs its
+-- 'queued' event in its outcome row (queued_with_outcome; a retry writes it through
+-- securepush.delivery_queued_late). Only rows still held by `p_token` are touched;
 -- returns how many were.
 CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[], p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
  RETURNS bigint
@@ -38,16 +40,18 @@ BEGIN
         USING r
         WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = p_token
         RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                  r.answered_ago_us, d.kind
+                  r.answered_ago_us, d.kind, d.queued_logged
     ),
     logged AS (
         INSERT INTO securepush.delivery_log
-            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind)
+            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind,
+             queued_with_outcome)
         SELECT f.id, f.notification_id, f.device_id, f.platform, f.outcome, f.attempts,
                CASE WHEN f.outcome = 'sent' THEN NULLIF(f.info, '') END,
                CASE WHEN f.outcome <> 'sent' THEN NULLIF(f.info, '') END,
                f.created_at,
-               CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind
+               CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind,
+               NOT f.queued_logged
         FROM finished f
     ),
     dead AS (

@@ -1,7 +1,9 @@
 -- securepush.delivery_queued_events: routine file (docs/sql.md), with its trigger.
 --
 -- 'queued' for each device a notification will be pushed to (detail 'scheduled' while it waits for its
--- deliver_at or the user's quiet hours). Clear pushes are the server's own and write no event.
+-- deliver_at or the user's quiet hours). Clear pushes are the server's own and write no event. A delivery the
+-- fan-out writes claimed (pushed at once) writes none: its outcome row carries it (delivery_log
+-- .queued_with_outcome, since 036), or securepush.delivery_queued_late writes it when the claim ends otherwise.
 CREATE OR REPLACE FUNCTION securepush.delivery_queued_events()
  RETURNS trigger
  LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
@@ -9,7 +11,7 @@ AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
     SELECT r.notification_id, r.device_id, r.platform, 'queued', CASE WHEN r.state = 'scheduled' THEN 'scheduled' END
-    FROM new_rows r WHERE r.kind = 'notify';
+    FROM new_rows r WHERE r.kind = 'notify' AND r.queued_logged;
     RETURN NULL;
 END
 $function$;

@@ -10,7 +10,7 @@
 -- A claim that fans out (claim_deliveries) passes its platforms, how many more it may claim and its lease:
 -- that many of the due deliveries of those platforms, highest priority first, then in queue order, are written
 -- claimed by it, so a delivery pushed at once is written once instead of written and then updated by the
--- claim (since 035).
+-- claim (since 035), and without its 'queued' event, which its outcome row carries (since 036).
 -- Returns the deliveries created; the caller wakes the dispatchers (claim_deliveries does).
 -- Its plans must not depend on statistics: a broadcast often runs right after a bulk device import, before
 -- any ANALYZE, and a nested loop over a sequential scan of devices took 71 s for 20,000 notifications (1.4 s
@@ -32,11 +32,11 @@ BEGIN
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at)
-    SELECT n.user_id, sum(s.change), s.effective_at
+    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+    SELECT n.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM securepush.notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
     WHERE n.id = ANY(taken)
-    GROUP BY n.user_id, s.effective_at
+    GROUP BY n.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
     IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL) THEN
         -- A notification that will be pushed and that no newer one supersedes takes the place of the others
@@ -101,11 +101,11 @@ BEGIN
         WHERE w.run_at >= w.expires_at
     )
     INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by)
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by, queued_logged)
     SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
            CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
            CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
-           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END
+           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
     FROM (
         SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
                e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
