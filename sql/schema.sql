@@ -243,6 +243,7 @@ $$;
 CREATE FUNCTION securepush.cancel(notification_id uuid) RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET lock_timeout TO '5s'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_column
@@ -778,6 +779,17 @@ $$;
 --
 
 CREATE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids, NULL::boolean)
+$$;
+
+
+--
+-- Name: device_fetch_requests(uuid[], bytea[], text[], integer[], integer[], uuid[], boolean); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean) RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET enable_bitmapscan TO 'off'
@@ -786,7 +798,12 @@ CREATE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes byte
     SET jit TO 'off'
     AS $$
 #variable_conflict use_column
+DECLARE
+    patience text := current_setting('lock_timeout');
 BEGIN
+    IF p_skip_held IS NOT NULL THEN
+        PERFORM set_config('lock_timeout', '500ms', true);
+    END IF;
     RETURN QUERY
     WITH requests AS (
         SELECT r.req::integer AS req, r.device, r.hash
@@ -809,6 +826,20 @@ BEGIN
         FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
         JOIN granted g ON g.req = w.req
     ),
+    -- Only with p_skip_held: the live notifications asked for, and those of them no other transaction holds.
+    readable AS (
+        SELECT n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
+               n.preview::text AS preview, n.traceparent
+        FROM securepush.notifications n
+        WHERE p_skip_held AND n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
+          AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
+    ),
+    free AS (
+        SELECT n.id FROM securepush.notifications n
+        WHERE p_skip_held AND n.id IN (SELECT r.id FROM readable r)
+        FOR NO KEY UPDATE OF n SKIP LOCKED
+    ),
     marked AS (
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()),
@@ -817,8 +848,14 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
+          AND (p_skip_held IS NOT TRUE OR n.id IN (SELECT f.id FROM free f))
         RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
                   n.preview::text AS preview, n.traceparent
+    ),
+    answered AS (
+        SELECT * FROM marked
+        UNION ALL
+        SELECT r.* FROM readable r WHERE p_skip_held AND r.id NOT IN (SELECT f.id FROM free f)
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id, platform)
@@ -838,8 +875,9 @@ BEGIN
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req
-    LEFT JOIN marked m ON m.id = w.id AND m.user_id = w.user_id
+    LEFT JOIN answered m ON m.id = w.id AND m.user_id = w.user_id
     LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
+    PERFORM set_config('lock_timeout', patience, true);
 END
 $$;
 
@@ -2154,7 +2192,7 @@ DECLARE
     oldest timestamptz;
 BEGIN
     SELECT d.id, d.user_id, d.platform, d.options INTO me FROM securepush.devices d
-    WHERE d.id = target_device AND d.active FOR UPDATE;
+    WHERE d.id = target_device AND d.active;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -2168,9 +2206,16 @@ BEGIN
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
     PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || me.platform || ':' || token, 0));
+    -- This device and the token's holder, locked in id order; then this device checked again under its lock.
+    PERFORM 1 FROM securepush.devices d
+    WHERE d.id = me.id OR (d.platform = me.platform AND d.token = update_device_token.token)
+    ORDER BY d.id FOR UPDATE;
+    PERFORM 1 FROM securepush.devices d WHERE d.id = me.id AND d.active AND d.user_id = me.user_id;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
     SELECT d.id, d.user_id, d.active INTO holder FROM securepush.devices d
-    WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id
-    FOR UPDATE;
+    WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id;
     IF FOUND THEN
         PERFORM securepush.deactivate_device(holder.id, 'token moved to another device');
         UPDATE securepush.devices d SET token = 'moved:' || d.id::text WHERE d.id = holder.id;

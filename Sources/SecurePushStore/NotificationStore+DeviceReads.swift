@@ -28,7 +28,20 @@ extension NotificationStore {
     }
 
     /// One call of `securepush.device_fetch_requests` for `requests`: one access per request, in their order.
+    /// The statement waits at most 500 ms for a notification another transaction holds (a producer's cancel
+    /// left open); then, having written nothing, it runs again skipping what is held, which it answers as it
+    /// stands and leaves unmarked, so one producer's transaction never holds the other devices of the batch.
     static func fetch(_ requests: [ReadBatcher.Request], database: StoreDatabase) async throws -> [DeviceAccess<[FetchedNotification]>] {
+        do {
+            return try await fetch(requests, database: database, skipHeld: false)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == SQLState.lockNotAvailable {
+            return try await fetch(requests, database: database, skipHeld: true)
+        }
+    }
+
+    static func fetch(
+        _ requests: [ReadBatcher.Request], database: StoreDatabase, skipHeld: Bool
+    ) async throws -> [DeviceAccess<[FetchedNotification]>] {
         var keys: [String] = []
         var keyRequests: [Int32] = []
         var idRequests: [Int32] = []
@@ -42,7 +55,8 @@ extension NotificationStore {
         let rows = try await database.query(
             """
             SELECT * FROM securepush.device_fetch_requests(\(requests.map(\.proof.deviceID))::uuid[], \(requests.map(\.proof.secretHashBuffer))::bytea[],
-                                                  \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[])
+                                                  \(keys)::text[], \(keyRequests)::integer[], \(idRequests)::integer[], \(ids)::uuid[],
+                                                  \(skipHeld))
             """
         )
         var sessions = [DeviceSessionRow](repeating: .missing, count: requests.count)

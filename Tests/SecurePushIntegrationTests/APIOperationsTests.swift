@@ -29,10 +29,11 @@ struct APIOperationsTests {
     func unavailable() async throws {
         try await TestDatabase.with { db in
             let logs = CapturedLogs()
-            try await APIHarness.with(db, logs: logs, databaseTimeout: .seconds(2)) { api, client in
+            // Shorter than the reads' own 500 ms lock wait (issue 47), so the deadline is what answers.
+            try await APIHarness.with(db, logs: logs, databaseTimeout: .milliseconds(300)) { api, client in
                 let device = try await registerDevice(client, api, user: "una", token: "una-1")
                 let id = try await db.enqueue(user: "una", payload: #"{"secret":"LOCKED-PAYLOAD"}"#)
-                try await Self.whileLocked(db, "SELECT 1 FROM securepush.notifications WHERE id = '\(id)' FOR UPDATE") {
+                try await Self.whileLocked(db, "LOCK TABLE securepush.notifications IN ACCESS EXCLUSIVE MODE") {
                     let clock = ContinuousClock()
                     let start = clock.now
                     let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
@@ -56,7 +57,7 @@ struct APIOperationsTests {
                 let device = try await registerDevice(client, api, user: "metered", token: "metered-1")
                 let id = try await db.enqueue(user: "metered", payload: "{}")
                 let before = try await Self.readCounts(client)
-                try await Self.whileLocked(db, "SELECT 1 FROM securepush.notifications WHERE id = '\(id)' FOR UPDATE") {
+                try await Self.whileLocked(db, "LOCK TABLE securepush.notifications IN ACCESS EXCLUSIVE MODE") {
                     let response = try await client.execute(uri: "/v1/notifications/\(id)", method: .get, headers: .bearer(device))
                     expectError(response, .serviceUnavailable, "unavailable")
                 }

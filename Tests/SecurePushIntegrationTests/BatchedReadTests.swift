@@ -84,6 +84,52 @@ struct BatchedReadTests {
         }
     }
 
+    @Test(
+        "a notification a producer holds (a cancel left open) is answered as it stands and unmarked; the statement, and the other reads in it, never wait"
+    )
+    func heldRowsDoNotStallReads() async throws {
+        try await TestDatabase.with { db in
+            let ada = try await Self.device(db, user: "held-ada", token: "held-ada", secret: [1])
+            let bob = try await Self.device(db, user: "held-bob", token: "held-bob", secret: [2])
+            let adas = try await db.enqueue(user: "held-ada", payload: #"{"n":1}"#)
+            let bobs = try await db.enqueue(user: "held-bob", payload: #"{"n":2}"#)
+            let requests = [
+                ReadBatcher.Request(proof: DeviceProof(deviceID: ada, secret: [1], throttleKeys: ["addr:a"]), ids: [adas]),
+                ReadBatcher.Request(proof: DeviceProof(deviceID: bob, secret: [2], throttleKeys: ["addr:b"]), ids: [bobs]),
+            ]
+            let database = StoreDatabase(client: db.client, logger: db.logger)
+            try await db.client.withConnection { producer in
+                _ = try await producer.query("BEGIN", logger: db.logger).collect()
+                _ = try await producer.query("SELECT * FROM securepush.cancel(\(adas))", logger: db.logger).collect()
+                // Before issue 47 the statement waited for the producer's commit; the deadline only ends a hang.
+                let accesses = try await withThrowingTaskGroup(of: [DeviceAccess<[FetchedNotification]>]?.self) { group in
+                    group.addTask { try await NotificationStore.fetch(requests, database: database) }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(15))
+                        return nil
+                    }
+                    let first = try await group.next()!
+                    group.cancelAll()
+                    return try #require(first, "the read waited for the producer's open transaction")
+                }
+                guard case .granted(_, let adaResults) = accesses[0], case .granted(_, let bobResults) = accesses[1] else {
+                    throw TestFailure("a device was refused")
+                }
+                #expect(Self.found(adaResults) == [adas: #"{"n": 1}"#], "answered as it stands (the cancel has not committed)")
+                #expect(Self.found(bobResults) == [bobs: #"{"n": 2}"#])
+                let marked: [UUID] = try await db.client.query(
+                    "SELECT id FROM securepush.notifications WHERE read_at IS NOT NULL", logger: db.logger
+                ).collect().map { try $0.decode(UUID.self) }
+                #expect(marked == [bobs], "the held one is not marked")
+                _ = try await producer.query("ROLLBACK", logger: db.logger).collect()
+            }
+            // Once free, a read marks it.
+            _ = try await NotificationStore.fetch([requests[0]], database: database)
+            let read: Bool = try await db.scalar("SELECT read_at IS NOT NULL FROM securepush.notifications WHERE id = \(adas)")
+            #expect(read)
+        }
+    }
+
     @Test("concurrent fetches through the store, one statement at a time: each reads its own")
     func concurrentFetchesGather() async throws {
         try await TestDatabase.with { db in

@@ -2,11 +2,12 @@
 --
 -- Cancels a notification: its waiting deliveries are cancelled and logged, its payload purged. Pushes
 -- already with a platform (in_flight) cannot be recalled; a device that fetches afterwards is told the
--- notification is gone. No row for an unknown id.
+-- notification is gone. No row for an unknown id. It waits at most 5 s for a lock (then SQLSTATE 55P03, which a
+-- producer may retry): a notification another transaction holds fails the cancel instead of stalling it.
 -- Cancels by the producer's idempotency key.
 CREATE OR REPLACE FUNCTION securepush.cancel(notification_id uuid)
  RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET lock_timeout TO '5s' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE

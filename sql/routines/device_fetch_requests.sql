@@ -1,12 +1,22 @@
 -- securepush.device_fetch_requests: routine file (docs/sql.md).
 -- Many devices' fetches in one statement (ReadBatcher). One row per requested id, or one row for a request
 -- with no granted ids, each carrying its request's session (user_id, or blocked_for when refused).
-CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
+-- A producer's transaction that holds a notification (a cancel left open, say) must not hold the other
+-- devices whose requests the statement carries (issue 47: one held every read for 10 s). With p_skip_held
+-- false the statement waits at most 500 ms for a lock (then SQLSTATE 55P03, and nothing was written); the
+-- caller then asks again with p_skip_held true, which answers a held notification as it stands, unmarked (a
+-- later read marks it), and marks the rest. NULL (0.3.0's call, the signature below) waits as before.
+CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean)
  RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
  LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    patience text := current_setting('lock_timeout');
 BEGIN
+    IF p_skip_held IS NOT NULL THEN
+        PERFORM set_config('lock_timeout', '500ms', true);
+    END IF;
     RETURN QUERY
     WITH requests AS (
         SELECT r.req::integer AS req, r.device, r.hash
@@ -29,6 +39,20 @@ BEGIN
         FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
         JOIN granted g ON g.req = w.req
     ),
+    -- Only with p_skip_held: the live notifications asked for, and those of them no other transaction holds.
+    readable AS (
+        SELECT n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
+               n.preview::text AS preview, n.traceparent
+        FROM securepush.notifications n
+        WHERE p_skip_held AND n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
+          AND (n.deliver_at IS NULL OR n.deliver_at <= now())
+          AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
+    ),
+    free AS (
+        SELECT n.id FROM securepush.notifications n
+        WHERE p_skip_held AND n.id IN (SELECT r.id FROM readable r)
+        FOR NO KEY UPDATE OF n SKIP LOCKED
+    ),
     marked AS (
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()),
@@ -37,8 +61,14 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
+          AND (p_skip_held IS NOT TRUE OR n.id IN (SELECT f.id FROM free f))
         RETURNING n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
                   n.preview::text AS preview, n.traceparent
+    ),
+    answered AS (
+        SELECT * FROM marked
+        UNION ALL
+        SELECT r.* FROM readable r WHERE p_skip_held AND r.id NOT IN (SELECT f.id FROM free f)
     ),
     fetched AS (
         INSERT INTO securepush.fetches (notification_id, device_id, platform)
@@ -58,8 +88,17 @@ BEGIN
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req
-    LEFT JOIN marked m ON m.id = w.id AND m.user_id = w.user_id
+    LEFT JOIN answered m ON m.id = w.id AND m.user_id = w.user_id
     LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
+    PERFORM set_config('lock_timeout', patience, true);
 END
+$function$;
+REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean) FROM PUBLIC;
+-- 0.3.0's call: waits for every lock, as it always did.
+CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
+ RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids, NULL::boolean)
 $function$;
 REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) FROM PUBLIC;

@@ -1,4 +1,8 @@
 -- securepush.update_device_token: routine file (docs/sql.md).
+--
+-- A device's new push address. Its locks come in the order every registration takes them (the user's, the
+-- token's, then the device rows, in id order), so two devices that swap addresses at once wait for each other
+-- instead of deadlocking (issue 47: 3 of 10 concurrent swaps failed while this locked its own row first).
 CREATE OR REPLACE FUNCTION securepush.update_device_token(target_device uuid, token text, options jsonb DEFAULT NULL::jsonb)
  RETURNS TABLE(device_id uuid, rebound_from text)
  LANGUAGE plpgsql SET jit TO 'off'
@@ -12,7 +16,7 @@ DECLARE
     oldest timestamptz;
 BEGIN
     SELECT d.id, d.user_id, d.platform, d.options INTO me FROM securepush.devices d
-    WHERE d.id = target_device AND d.active FOR UPDATE;
+    WHERE d.id = target_device AND d.active;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -26,9 +30,16 @@ BEGIN
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
     PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || me.platform || ':' || token, 0));
+    -- This device and the token's holder, locked in id order; then this device checked again under its lock.
+    PERFORM 1 FROM securepush.devices d
+    WHERE d.id = me.id OR (d.platform = me.platform AND d.token = update_device_token.token)
+    ORDER BY d.id FOR UPDATE;
+    PERFORM 1 FROM securepush.devices d WHERE d.id = me.id AND d.active AND d.user_id = me.user_id;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
     SELECT d.id, d.user_id, d.active INTO holder FROM securepush.devices d
-    WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id
-    FOR UPDATE;
+    WHERE d.platform = me.platform AND d.token = update_device_token.token AND d.id <> me.id;
     IF FOUND THEN
         PERFORM securepush.deactivate_device(holder.id, 'token moved to another device');
         UPDATE securepush.devices d SET token = 'moved:' || d.id::text WHERE d.id = holder.id;

@@ -28,7 +28,7 @@ extension MigrationError: SummarizableError {
 extension DatabaseErrorSummary {
     /// Whether the error says the database is unavailable for now (a connection lost, refused or
     /// terminated, the server shutting down or out of connection slots, a serialization failure or
-    /// deadlock, a statement ended by the API pool's `statement_timeout`): the request can be retried, so the
+    /// deadlock, a statement ended by the API pool's `statement_timeout` or by a `lock_timeout`): the request can be retried, so the
     /// API answers 503, not 500.
     public static func isUnavailable(_ error: any Error) -> Bool {
         // The pool's own errors (no connection could be made in time, the pool is shutting down).
@@ -39,7 +39,7 @@ extension DatabaseErrorSummary {
         if let state = error.serverInfo?[.sqlState] {
             // 25006: a write reached a node that is (now) read-only, a demoted primary in a failover.
             return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "40001" || state == "40P01" || state == "25006"
-                || state == "57014"
+                || state == "57014" || state == SQLState.lockNotAvailable
         }
         let transient: [PSQLError.Code] = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
         return transient.contains(error.code)
@@ -48,6 +48,9 @@ extension DatabaseErrorSummary {
 
 /// SQLSTATE condition names (PostgreSQL Appendix A) for the errors an operator is likely to meet.
 enum SQLState {
+    /// A lock not taken within `lock_timeout` (`device_fetch_requests`, `cancel`): nothing was written; retry.
+    static let lockNotAvailable = "55P03"
+
     /// What to check, for the refusals a connection meets at start-up: the server's own reason stays in its
     /// log (its message text is never shown, see `DatabaseErrorSummary`), so the summary says where to look.
     static let hints: [String: String] = [
