@@ -46,6 +46,13 @@ struct AuthThrottle: Sendable {
         }
     }
 
+    /// Refuses a request that brought no valid credential: 429 while any of `keys` is blocked, else a failed
+    /// attempt (`fail`). The authentication middlewares and the operations token share it.
+    func reject(keys: [String], kind: String, unauthorized: APIError, logger: Logger) async throws -> Never {
+        try refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
+        try await fail(keys: keys, deviceID: nil, kind: kind, unauthorized: unauthorized, logger: logger)
+    }
+
     /// Records a failed attempt (and the audit event) and throws 429 when it started a block, else `unauthorized`.
     func fail(keys: [String], deviceID: UUID?, kind: String, unauthorized: APIError, logger: Logger) async throws -> Never {
         let policy = api.limits.authThrottle

@@ -33,11 +33,8 @@ struct DeviceGate: Sendable {
     func admit(_ request: Request, context: APIRequestContext) async throws -> (DeviceProof, ReadCharge) {
         let client = context.clientAddress(request, trustedProxies: api.limits.trustedProxies)
         guard let credential = DeviceCredential(authorization: request.headers[.authorization]) else {
-            let keys = AuthThrottle.keys(client: client)
-            let throttle = AuthThrottle(api: api)
-            try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
-            try await throttle.fail(
-                keys: keys, deviceID: nil, kind: "device credential missing or malformed",
+            try await AuthThrottle(api: api).reject(
+                keys: AuthThrottle.keys(client: client), kind: "device credential missing or malformed",
                 unauthorized: .unauthorized("A device credential is required: Authorization: Bearer <device_id>.<device_secret>."),
                 logger: context.logger)
         }

@@ -7,8 +7,9 @@ import SecurePushStore
 /// The support lookup on the operations listener (`SECUREPUSH_OPS_TOKEN`): `GET /support/notifications/{id}` and
 /// `GET /support/devices/{id}`, each a timeline with its explanation (docs/operations.md). A request without the
 /// operations token is a 401, throttled like every other credential (a 429 with `Retry-After` after a few
-/// failures from one address or from anywhere; the valid token is always served); an unknown id is a 200 whose explanation says so (the operator asked by id, so the
-/// answer may name the user). Never a payload, preview, token or secret.
+/// failures from one address or from anywhere; the valid token is always served); an unknown id is a 200
+/// whose explanation says so (the operator asked by id, so the answer may name the user). Never a payload,
+/// preview, token or secret.
 struct SupportRoutes: Sendable {
     let api: APIContext
 
@@ -31,9 +32,9 @@ struct SupportRoutes: Sendable {
     /// `ops`, so guessing from many addresses is throttled too): 401, then 429 while blocked. The valid token is
     /// never refused, so the throttle cannot lock the operator out (issue 47).
     func authorize(_ request: Request, context: APIRequestContext) async throws {
-        guard let expected = api.opsToken else {
-            throw APIError.unauthorized("The support lookup needs the operations token: Authorization: Bearer <SECUREPUSH_OPS_TOKEN>.")
-        }
+        let tokenRequired = APIError.unauthorized(
+            "The support lookup needs the operations token: Authorization: Bearer <SECUREPUSH_OPS_TOKEN>.")
+        guard let expected = api.opsToken else { throw tokenRequired }
         let header = request.headers[.authorization]
         if let header, header.hasPrefix("Bearer ") {
             let given = SHA256.hash(data: Data(header.dropFirst("Bearer ".count).utf8))
@@ -41,16 +42,11 @@ struct SupportRoutes: Sendable {
             // Digests of equal length, compared without an early exit.
             if zip(given, wanted).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 { return }
         }
-        let throttle = AuthThrottle(api: api)
         let keys = AuthThrottle.keys(client: context.clientAddress(request, trustedProxies: api.limits.trustedProxies)) + ["ops"]
-        try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
         let missing = header?.hasPrefix("Bearer ") != true
-        try await throttle.fail(
-            keys: keys, deviceID: nil, kind: missing ? "operations token missing" : "operations token invalid",
-            unauthorized: missing
-                ? .unauthorized("The support lookup needs the operations token: Authorization: Bearer <SECUREPUSH_OPS_TOKEN>.")
-                : .unauthorized("The operations token is not valid."),
-            logger: context.logger)
+        try await AuthThrottle(api: api).reject(
+            keys: keys, kind: missing ? "operations token missing" : "operations token invalid",
+            unauthorized: missing ? tokenRequired : .unauthorized("The operations token is not valid."), logger: context.logger)
     }
 
     static func store(_ stores: APIStores) throws -> any SupportRepository {

@@ -17,16 +17,12 @@ struct UserAuthenticationMiddleware: RouterMiddleware {
             context.userID = userID
             return try await next(request, context)
         }
-        let throttle = AuthThrottle(api: api)
         let keys = AuthThrottle.keys(client: context.clientAddress(request, trustedProxies: api.limits.trustedProxies))
-        try throttle.refuseIfBlocked(try await api.database { try await $0.security.blockedFor(keys) })
-        if bearer == nil {
-            try await throttle.fail(
-                keys: keys, deviceID: nil, kind: "user token missing",
-                unauthorized: .unauthorized("A user token is required: Authorization: Bearer <JWT>."), logger: context.logger)
-        }
-        try await throttle.fail(
-            keys: keys, deviceID: nil, kind: "user token invalid", unauthorized: .unauthorized("The user token is invalid or expired."),
+        try await AuthThrottle(api: api).reject(
+            keys: keys, kind: bearer == nil ? "user token missing" : "user token invalid",
+            unauthorized: bearer == nil
+                ? .unauthorized("A user token is required: Authorization: Bearer <JWT>.")
+                : .unauthorized("The user token is invalid or expired."),
             logger: context.logger)
     }
 }
