@@ -25,6 +25,10 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is DeadlineExceeded {
             context.logger.error("request timed out waiting for the database")
             throw APIError.unavailable
+        } catch is CancellationError {
+            // Work given up on (a shutdown, a shared statement ended early): the request may be retried.
+            context.logger.warning("request cancelled before it finished")
+            throw APIError.unavailable
         } catch  where DatabaseErrorSummary.isUnavailable(error) {
             context.logger.databaseError("request failed: the database is unavailable", error, level: .error)
             throw APIError.unavailable

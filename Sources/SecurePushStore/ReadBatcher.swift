@@ -49,7 +49,7 @@ actor ReadBatcher {
     var waitingCount: Int { waiting.count - waitingStart }
 
     /// Runs `request` in a statement of its own or together with others.
-    func fetch(_ request: Request, runner: Runner) async throws -> DeviceAccess<[FetchedNotification]> {
+    func fetch(_ request: Request, runner: @escaping Runner) async throws -> DeviceAccess<[FetchedNotification]> {
         if running < statements {
             running += 1
             return try await lead(request, runner: runner)
@@ -66,12 +66,18 @@ actor ReadBatcher {
     }
 
     /// Runs `own` with the fetches waiting now, resumes them, and passes the statement on.
-    private func lead(_ own: Request, runner: Runner) async throws -> DeviceAccess<[FetchedNotification]> {
+    private func lead(_ own: Request, runner: @escaping Runner) async throws -> DeviceAccess<[FetchedNotification]> {
         let carried = takeWaiting(after: own.ids.count)
         defer { passOn() }
         let results: [DeviceAccess<[FetchedNotification]>]
         do {
-            results = try await runner([own] + carried.map(\.request))
+            // The statement runs in a task of its own, which the leading fetch's deadline or cancellation
+            // does not cancel: that ends the leader's wait (its 503), never the statement the carried fetches
+            // ride in (each would get its CancellationError, a 500: seen in the paced 200,000-user broadcast).
+            // The leader still waits for the statement (the database's statement_timeout bounds it) before
+            // handing the turn on, so at most `statements` run at once.
+            let requests = [own] + carried.map(\.request)
+            results = try await Task { try await runner(requests) }.value
         } catch {
             for other in carried { other.continuation.resume(throwing: error) }
             throw error

@@ -98,11 +98,11 @@ struct ErrorMappingTests {
         #expect(parser?.code == .badRequest)
     }
 
-    @Test("an unavailable database or a database deadline is 503 unavailable with Retry-After: 1")
+    @Test("an unavailable database, a database deadline or work cancelled is 503 unavailable with Retry-After: 1")
     func unavailable() async {
         let errors: [any Error] = [
             DeadlineExceeded(timeout: .seconds(10)), NoWritablePrimary(outcomes: ["db1:5432 standby", "db2:5432 unreachable"]),
-            ConnectionPoolError.poolShutdown, ConnectionPoolError.connectionCreationCircuitBreakerTripped,
+            ConnectionPoolError.poolShutdown, ConnectionPoolError.connectionCreationCircuitBreakerTripped, CancellationError(),
         ]
         for underlying in errors {
             let error = await Self.mapped(underlying)
@@ -121,7 +121,7 @@ struct ErrorMappingTests {
 
     @Test("anything else is a generic 500 internal_error that says nothing of the error")
     func unexpected() async throws {
-        for underlying in [Leaky(), CancellationError()] as [any Error] {
+        for underlying in [Leaky()] as [any Error] {
             let error = try #require(await Self.mapped(underlying))
             #expect(error.status == .internalServerError)
             #expect(error.code == .internalError)

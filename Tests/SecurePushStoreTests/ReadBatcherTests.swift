@@ -116,4 +116,36 @@ struct ReadBatcherTests {
             return
         }
     }
+
+    @Test("a leading fetch that is cancelled (its deadline) does not cancel the statement that carries the others")
+    func leaderCancellationSparesCarriedFetches() async throws {
+        let batcher = ReadBatcher(statements: 1)
+        let (firstGate, openFirst) = AsyncStream<Void>.makeStream()
+        let (secondGate, openSecond) = AsyncStream<Void>.makeStream()
+        let calls = Atomic(0)
+        // Each statement waits for its gate, then fails as a cancelled database call does.
+        let runner: ReadBatcher.Runner = { requests in
+            let call = calls.add(1, ordering: .sequentiallyConsistent).newValue
+            for await _ in call == 1 ? firstGate : secondGate { break }
+            try Task.checkCancellation()
+            return requests.map { .granted(AuthenticatedDevice(deviceID: $0.proof.deviceID, userID: "u"), []) }
+        }
+        let first = Task { try await batcher.fetch(Self.request(), runner: runner) }
+        while calls.load(ordering: .sequentiallyConsistent) == 0 { await Task.yield() }
+        // The leader of the second statement, and a fetch it will carry.
+        let leader = Task { try await batcher.fetch(Self.request(), runner: runner) }
+        while await batcher.waitingCount < 1 { await Task.yield() }
+        let carried = Task { try await batcher.fetch(Self.request(), runner: runner) }
+        while await batcher.waitingCount < 2 { await Task.yield() }
+        openFirst.yield()
+        _ = try await first.value
+        while calls.load(ordering: .sequentiallyConsistent) < 2 { await Task.yield() }
+        #expect(await batcher.waitingCount == 0, "the second statement carries the third fetch")
+        leader.cancel()
+        openSecond.yield()
+        guard case .granted = try await carried.value else {
+            Issue.record("the carried fetch lost its result")
+            return
+        }
+    }
 }
