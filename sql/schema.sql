@@ -408,8 +408,7 @@ BEGIN
     DELETE FROM securepush.quiet_hours q WHERE q.user_id = user_id;
     removed := FOUND;
     IF removed THEN
-        INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
-        ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
+        PERFORM securepush.quiet_hours_changed(user_id);
     END IF;
     RETURN removed;
 END
@@ -1365,6 +1364,27 @@ $$;
 
 
 --
+-- Name: lock_slot(text, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.lock_slot(p_kind text, p_key text) RETURNS void
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    kind integer := array_position(ARRAY['devices', 'token', 'category_mutes', 'relay_platforms'], p_kind);
+BEGIN
+    IF kind IS NULL OR p_key IS NULL THEN
+        RAISE EXCEPTION 'lock_slot: unknown kind %', p_kind;
+    END IF;
+    PERFORM 1 FROM securepush.lock_slots s
+    WHERE s.slot = (kind - 1) * 4096 + (hashtextextended(p_key, 0) & 4095)::integer
+    FOR NO KEY UPDATE;
+END
+$$;
+
+
+--
 -- Name: promote_due_deliveries(integer); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1608,6 +1628,34 @@ $$;
 
 
 --
+-- Name: quiet_hours_changed(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.quiet_hours_changed(p_user text) RETURNS void
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_quiet_hours_changes_per_hour'), 20);
+    counted record;
+BEGIN
+    INSERT INTO securepush.quiet_hours_changes AS c (user_id) VALUES (p_user)
+    ON CONFLICT ON CONSTRAINT quiet_hours_changes_pkey DO UPDATE
+        SET changes = CASE WHEN c.window_started_at > now() - interval '1 hour' THEN c.changes + 1 ELSE 1 END,
+            window_started_at = CASE WHEN c.window_started_at > now() - interval '1 hour' THEN c.window_started_at ELSE now() END
+    RETURNING c.changes, c.window_started_at INTO counted;
+    IF cap > 0 AND counted.changes > cap THEN
+        RAISE EXCEPTION 'too many quiet-hours changes for this user'
+            USING ERRCODE = 'SPR01',
+                  DETAIL = greatest(1, ceil(extract(epoch FROM counted.window_started_at + interval '1 hour' - now())))::integer::text;
+    END IF;
+    INSERT INTO securepush.reschedules AS r (user_id) VALUES (p_user)
+    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now(), before_created_at = NULL, before_id = NULL;
+END
+$$;
+
+
+--
 -- Name: quiet_release(text, time without time zone, time without time zone, timestamp with time zone); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -1721,7 +1769,7 @@ BEGIN
     END IF;
     PERFORM securepush.validate_device(platform, token, coalesce(options, '{}'::jsonb));
     -- One registration at a time per user, so two new phones cannot both slip under the cap or the rate.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || user_id, 0));
+    PERFORM securepush.lock_slot('devices', user_id);
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(user_id) r;
     IF rate > 0 AND recent >= rate THEN
         -- Audited by the caller: this transaction is rolled back.
@@ -1729,7 +1777,7 @@ BEGIN
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     -- One change at a time per token (after the user's lock, as update_device_token takes them).
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || platform || ':' || token, 0));
+    PERFORM securepush.lock_slot('token', platform || ':' || token);
     SELECT d.id, d.user_id INTO previous FROM securepush.devices d
     WHERE d.platform = register_device_checked.platform AND d.token = register_device_checked.token
     FOR UPDATE;
@@ -1811,18 +1859,47 @@ CREATE FUNCTION securepush.reschedule_pending(p_users integer) RETURNS integer
     LANGUAGE plpgsql
     SET jit TO 'off'
     AS $$
-DECLARE
-    pending record;
-    moved integer := 0;
 BEGIN
-    FOR pending IN
-        SELECT r.user_id, r.requested_at FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users
-    LOOP
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('securepush.reschedules:' || pending.user_id, 0));
-        moved := moved + securepush.reschedule_user(pending.user_id);
-        DELETE FROM securepush.reschedules r WHERE r.user_id = pending.user_id AND r.requested_at = pending.requested_at;
+    RETURN (SELECT r.moved FROM securepush.reschedule_round(p_users, 2000) r);
+END
+$$;
+
+
+--
+-- Name: reschedule_round(integer, integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.reschedule_round(p_users integer, p_notifications integer, OUT moved integer, OUT more boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    taken securepush.reschedules[];
+    pending securepush.reschedules;
+    share integer;
+    step record;
+BEGIN
+    moved := 0;
+    more := false;
+    SELECT array_agg(t.request ORDER BY (t.request).requested_at) INTO taken
+    FROM (SELECT r AS request FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users FOR UPDATE SKIP LOCKED) t;
+    IF taken IS NULL THEN
+        RETURN;
+    END IF;
+    share := greatest(1, p_notifications / cardinality(taken));
+    more := cardinality(taken) >= p_users;
+    FOREACH pending IN ARRAY taken LOOP
+        step := securepush.reschedule_user(pending.user_id, pending.before_created_at, pending.before_id, share);
+        moved := moved + step.moved;
+        IF step.stopped_created IS NULL THEN
+            DELETE FROM securepush.reschedules r WHERE r.user_id = pending.user_id;
+        ELSE
+            UPDATE securepush.reschedules r
+            SET before_created_at = step.stopped_created, before_id = step.stopped_id, requested_at = now()
+            WHERE r.user_id = pending.user_id;
+            more := true;
+        END IF;
     END LOOP;
-    RETURN moved;
 END
 $$;
 
@@ -1836,27 +1913,64 @@ CREATE FUNCTION securepush.reschedule_user(p_user text) RETURNS integer
     SET jit TO 'off'
     AS $$
 DECLARE
-    moved integer;
+    step record;
+    before_created timestamptz;
+    before_id uuid;
+    moved integer := 0;
+BEGIN
+    LOOP
+        step := securepush.reschedule_user(p_user, before_created, before_id, 2000);
+        moved := moved + step.moved;
+        EXIT WHEN step.stopped_created IS NULL;
+        before_created := step.stopped_created;
+        before_id := step.stopped_id;
+    END LOOP;
+    RETURN moved;
+END
+$$;
+
+
+--
+-- Name: reschedule_user(text, timestamp with time zone, uuid, integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.reschedule_user(p_user text, p_before_created timestamp with time zone, p_before_id uuid, p_notifications integer, OUT moved integer, OUT walked integer, OUT stopped_created timestamp with time zone, OUT stopped_id uuid) RETURNS record
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    ids uuid[];
     due boolean;
 BEGIN
+    SELECT array_agg(p.id), count(*), (array_agg(p.created_at ORDER BY p.created_at, p.id))[1],
+           (array_agg(p.id ORDER BY p.created_at, p.id))[1]
+    INTO ids, walked, stopped_created, stopped_id
+    FROM (SELECT n.id, n.created_at FROM securepush.notifications n
+          WHERE n.user_id = p_user AND (p_before_created IS NULL OR (n.created_at, n.id) < (p_before_created, p_before_id))
+          ORDER BY n.created_at DESC, n.id DESC
+          LIMIT p_notifications) p;
+    IF walked < p_notifications THEN
+        stopped_created := NULL;
+        stopped_id := NULL;
+    END IF;
     WITH retimed AS (
         SELECT d.id, securepush.release_at(p_user, greatest(coalesce(n.deliver_at, now()), now()), d.urgency) AS run_at
         FROM securepush.deliveries d
         JOIN securepush.notifications n ON n.id = d.notification_id
-        WHERE n.user_id = p_user AND d.kind = 'notify' AND d.attempts = 0 AND d.state IN ('scheduled', 'pending')
+        WHERE d.notification_id = ANY (ids) AND d.kind = 'notify' AND d.attempts = 0 AND d.state IN ('scheduled', 'pending')
     ),
     updated AS (
         UPDATE securepush.deliveries d
         SET run_at = r.run_at, state = CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END
         FROM retimed r
         WHERE d.id = r.id AND d.state IN ('scheduled', 'pending')
+          AND CASE WHEN r.run_at > now() THEN d.state = 'pending' OR d.run_at IS DISTINCT FROM r.run_at ELSE d.state = 'scheduled' END
         RETURNING d.state
     )
     SELECT count(*), bool_or(state = 'pending') INTO moved, due FROM updated;
     IF due THEN
         PERFORM securepush.wake_dispatchers();
     END IF;
-    RETURN moved;
 END
 $$;
 
@@ -2008,7 +2122,7 @@ BEGIN
         RETURN 0;
     END IF;
     -- One change at a time per user, so concurrent mutes cannot pass the cap together.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.category_mutes:' || user_id, 0));
+    PERFORM securepush.lock_slot('category_mutes', user_id);
     IF NOT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category)
        AND (SELECT count(*) FROM securepush.category_mutes m WHERE m.user_id = user_id) >= cap THEN
         RAISE EXCEPTION 'a user mutes at most % categories: unmute one first', cap USING ERRCODE = '22023';
@@ -2056,8 +2170,7 @@ BEGIN
     VALUES (user_id, time_zone, starts, ends)
     ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
                                         updated_at = now();
-    INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
-    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
+    PERFORM securepush.quiet_hours_changed(user_id);
 END
 $$;
 
@@ -2075,7 +2188,7 @@ DECLARE
     previous text[];
     queued integer;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.relay_platforms', 0));
+    PERFORM securepush.lock_slot('relay_platforms', 'relay_platforms');
     previous := securepush.relay_platforms();
     INSERT INTO securepush.settings (key, value) VALUES ('relay_platforms', array_to_string(p_platforms, ','))
     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now();
@@ -2148,6 +2261,26 @@ $$;
 
 
 --
+-- Name: take_turn(text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.take_turn(p_queue text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    CASE p_queue
+        WHEN 'webhook' THEN LOCK TABLE securepush.webhook_turn IN EXCLUSIVE MODE NOWAIT;
+        WHEN 'relay_outbox' THEN LOCK TABLE securepush.relay_outbox_turn IN EXCLUSIVE MODE NOWAIT;
+    END CASE;
+    RETURN true;
+EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+END
+$$;
+
+
+--
 -- Name: token_changes_last_hour(text); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -2198,14 +2331,14 @@ BEGIN
     END IF;
     -- Registration's hourly budget bounds address changes too (one budget for both): a leaked credential
     -- cannot cycle through tokens retiring other devices.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || me.user_id, 0));
+    PERFORM securepush.lock_slot('devices', me.user_id);
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(me.user_id) r;
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many push address changes for this user'
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || me.platform || ':' || token, 0));
+    PERFORM securepush.lock_slot('token', me.platform || ':' || token);
     -- This device and the token's holder, locked in id order; then this device checked again under its lock.
     PERFORM 1 FROM securepush.devices d
     WHERE d.id = me.id OR (d.platform = me.platform AND d.token = update_device_token.token)
@@ -2713,6 +2846,15 @@ ALTER SEQUENCE securepush.fan_out_queue_position_seq OWNED BY securepush.fan_out
 
 
 --
+-- Name: lock_slots; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.lock_slots (
+    slot integer NOT NULL
+);
+
+
+--
 -- Name: notification_status; Type: VIEW; Schema: securepush; Owner: -
 --
 
@@ -2814,6 +2956,17 @@ CREATE TABLE securepush.quiet_hours (
 
 
 --
+-- Name: quiet_hours_changes; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.quiet_hours_changes (
+    user_id text NOT NULL,
+    window_started_at timestamp with time zone DEFAULT now() NOT NULL,
+    changes integer DEFAULT 1 NOT NULL
+);
+
+
+--
 -- Name: read_purge_backlog; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -2864,12 +3017,22 @@ ALTER TABLE securepush.relay_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
+-- Name: relay_outbox_turn; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.relay_outbox_turn (
+);
+
+
+--
 -- Name: reschedules; Type: TABLE; Schema: securepush; Owner: -
 --
 
 CREATE TABLE securepush.reschedules (
     user_id text NOT NULL,
-    requested_at timestamp with time zone DEFAULT now() NOT NULL
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    before_created_at timestamp with time zone,
+    before_id uuid
 );
 
 
@@ -2919,6 +3082,14 @@ CREATE TABLE securepush.webhook_state (
     last_success_at timestamp with time zone,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT webhook_state_one_row CHECK ((id = 1))
+);
+
+
+--
+-- Name: webhook_turn; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.webhook_turn (
 );
 
 
@@ -3018,6 +3189,14 @@ ALTER TABLE ONLY securepush.fetches
 
 
 --
+-- Name: lock_slots lock_slots_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.lock_slots
+    ADD CONSTRAINT lock_slots_pkey PRIMARY KEY (slot);
+
+
+--
 -- Name: notifications notifications_idempotency_unique; Type: CONSTRAINT; Schema: securepush; Owner: -
 --
 
@@ -3031,6 +3210,14 @@ ALTER TABLE ONLY securepush.notifications
 
 ALTER TABLE ONLY securepush.notifications
     ADD CONSTRAINT notifications_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: quiet_hours_changes quiet_hours_changes_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.quiet_hours_changes
+    ADD CONSTRAINT quiet_hours_changes_pkey PRIMARY KEY (user_id);
 
 
 --

@@ -31,7 +31,7 @@ struct DeviceRoutes: Sendable {
                 DeviceCreatedBody(registration),
                 status: .created
             )
-        } catch let error as RegistrationRateLimited {
+        } catch let error as HourlyLimitReached {
             try await api.database { try await $0.security.audit(.registrationLimited, userID: userID, deviceID: nil, reason: input.platform) }
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many device registrations for this user; retry later.")
         }
@@ -65,7 +65,7 @@ struct DeviceRoutes: Sendable {
                 context.logger.notice("push token re-bound to another user", metadata: ["device.id": "\(device.deviceID)"])
                 api.rebinds.increment()
             }
-        } catch let error as RegistrationRateLimited {
+        } catch let error as HourlyLimitReached {
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many push address changes for this user; retry later.")
         }
         return Response(status: .noContent)
@@ -98,7 +98,7 @@ struct DeviceRoutes: Sendable {
     private func changingSealingKey<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await refusingInvalidDevice(body)
-        } catch let error as RegistrationRateLimited {
+        } catch let error as HourlyLimitReached {
             throw APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many sealing key changes for this device; retry later.")
         }
     }

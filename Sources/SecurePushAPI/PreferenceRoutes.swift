@@ -24,14 +24,25 @@ struct PreferenceRoutes: Sendable {
             try await api.database { try await $0.preferences.setQuietHours(userID: device.userID, hours) }
         } catch let error as InvalidInput {
             throw APIError(.badRequest, code: .invalidParameter, message: error.message)
+        } catch let error as HourlyLimitReached {
+            throw Self.tooManyChanges(error)
         }
         return try JSONResponse.make(QuietHoursBody(hours))
     }
 
     func clearQuietHours(_ request: Request, context: APIRequestContext) async throws -> Response {
         let device = try context.requireDevice()
-        _ = try await api.database { try await $0.preferences.clearQuietHours(userID: device.userID) }
+        do {
+            _ = try await api.database { try await $0.preferences.clearQuietHours(userID: device.userID) }
+        } catch let error as HourlyLimitReached {
+            throw Self.tooManyChanges(error)
+        }
         return Response(status: .noContent)
+    }
+
+    /// 429 past the user's hourly quiet-hours changes (each re-times the user's waiting pushes).
+    static func tooManyChanges(_ error: HourlyLimitReached) -> APIError {
+        APIError.tooManyRequests(retryAfter: error.retryAfter, "Too many quiet-hours changes for this user; retry later.")
     }
 
     func categories(_ request: Request, context: APIRequestContext) async throws -> Response {

@@ -39,6 +39,8 @@ enum StatusPage {
         var html = figures([
             ("awaiting fan-out", "\(queue.awaitingFanOut)"), ("pending", "\(queue.pending)"), ("claimed", "\(queue.claimed)"),
             ("scheduled", "\(queue.scheduled)"), ("lag (oldest runnable)", lag),
+            ("outcome feed held back", report.feed.heldSeconds.map(seconds) ?? "no"),
+            ("webhook lag", report.feed.webhook.map { $0.lagSeconds.map(seconds) ?? "none waiting" } ?? "not running"),
         ])
         html += table(
             ["platform", "pending", "claimed", "retrying", "scheduled"],

@@ -41,10 +41,11 @@ public protocol QueueMaintenance: Sendable {
     /// Makes at most `batchSize` scheduled deliveries whose time has come (deliver_at, the end of quiet
     /// hours) pending, waking the dispatchers; returns how many.
     func promoteDueDeliveries(batchSize: Int) async throws -> Int
-    /// Re-times the waiting deliveries of at most `users` users whose quiet hours changed (oldest change
-    /// first, users another process is re-timing skipped), waking the dispatchers when some became due;
-    /// returns the deliveries moved.
-    func reschedulePending(users: Int) async throws -> Int
+    /// One bounded round of re-timing after quiet-hours changes: at most `users` users (oldest change first,
+    /// users another process is re-timing skipped) and `notifications` of their notifications in all, waking
+    /// the dispatchers when some became due; returns the deliveries moved and whether another round may find
+    /// work now.
+    func rescheduleRound(users: Int, notifications: Int) async throws -> (moved: Int, more: Bool)
     /// Deletes history rows, stopped dispatcher rows and idle throttle rows older than `retention`; returns rows deleted.
     func prune(retention: Duration, batchSize: Int) async throws -> Int
     /// Retires active devices not seen for `staleAfter` (deactivated, pending deliveries cancelled, audited).

@@ -18,7 +18,7 @@ public struct DatabaseConfiguration: Sendable {
     public var defaultTTL: Duration
     /// A dispatcher without a heartbeat for this long shows as stale (`SECUREPUSH_DISPATCHER_STALE_AFTER`).
     public var dispatcherStaleAfter: Duration
-    /// When `/status` says "degraded" (`SECUREPUSH_HEALTH_MAX_LAG`, `SECUREPUSH_HEALTH_MIN_FETCH_RATIO` in percent).
+    /// When `/status` says "degraded" (`SECUREPUSH_HEALTH_MAX_LAG`, `SECUREPUSH_HEALTH_MAX_FEED_LAG`, `SECUREPUSH_HEALTH_MIN_FETCH_RATIO` in percent).
     public var statusThresholds = StatusThresholds()
     /// Active devices per user (`SECUREPUSH_MAX_DEVICES_PER_USER`), written to the database; one more
     /// retires the user's least recently seen device.
@@ -72,6 +72,8 @@ public struct DatabaseConfiguration: Sendable {
             "SECUREPUSH_DISPATCHER_STALE_AFTER", default: .seconds(30), in: .seconds(1)...(.seconds(86_400)))
         statusThresholds.maxQueueLag = try values.duration(
             "SECUREPUSH_HEALTH_MAX_LAG", default: statusThresholds.maxQueueLag, in: .seconds(1)...(.seconds(86_400)))
+        statusThresholds.maxFeedLag = try values.duration(
+            "SECUREPUSH_HEALTH_MAX_FEED_LAG", default: statusThresholds.maxFeedLag, in: .seconds(1)...(.seconds(86_400)))
         statusThresholds.minFetchRatio =
             Double(try values.int("SECUREPUSH_HEALTH_MIN_FETCH_RATIO", default: Int(statusThresholds.minFetchRatio * 100), in: 0...100)) / 100
     }

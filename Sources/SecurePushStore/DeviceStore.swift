@@ -23,16 +23,26 @@ public struct DeviceRegistration: Sendable, Hashable {
     }
 }
 
-/// A user registered more devices, or changed push addresses more often, within the last hour than
-/// `SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR` allows (SQLSTATE `SPR01` from `register_device_checked` and
-/// `update_device_token`).
-public struct RegistrationRateLimited: Error, Sendable {
-    /// Seconds until the oldest registration of the hour leaves the window.
+/// A user made more changes of one kind within the last hour than its limit allows (SQLSTATE `SPR01`):
+/// registrations and push-address changes (`SECUREPUSH_MAX_REGISTRATIONS_PER_HOUR`: `register_device_checked`,
+/// `update_device_token`, `set_sealing_key`), quiet-hours changes (setting `max_quiet_hours_changes_per_hour`:
+/// `quiet_hours_changed`).
+public struct HourlyLimitReached: Error, Sendable {
+    /// Seconds until the oldest change of the hour leaves the window.
     public var retryAfter: Double
 
     /// The limit the database raised: the seconds are its `DETAIL`.
     init(_ error: PSQLError) {
         self.retryAfter = Double(error.serverInfo?[.detail] ?? "").flatMap { $0.isFinite ? $0 : nil } ?? 60
+    }
+
+    /// Runs `body`, turning the database's hourly limit (`SPR01`) into `HourlyLimitReached`.
+    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
+            throw HourlyLimitReached(error)
+        }
     }
 }
 
@@ -67,7 +77,7 @@ public struct DeviceStore: Sendable {
     }
 
     /// Registers or re-registers a device; invalid platform options throw `InvalidInput`, a user over the
-    /// hourly registration rate `RegistrationRateLimited`.
+    /// hourly registration rate `HourlyLimitReached`.
     /// With `sealingKey`, the device's sealing key is set in the same statement (`securepush.set_sealing_key`).
     public func register(
         userID: String, platform: String, token: String, optionsJSON: String, sealingKey: SealingPublicKey? = nil
@@ -96,13 +106,9 @@ public struct DeviceStore: Sendable {
     }
 
     /// Runs a registration or token-update statement: the database's refusals of the device (`22023`) become
-    /// `InvalidInput`, its hourly limit (`SPR01`) `RegistrationRateLimited`.
+    /// `InvalidInput`, its hourly limit (`SPR01`) `HourlyLimitReached`.
     static func deviceErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await invalidInputAsError(body)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "SPR01" {
-            throw RegistrationRateLimited(error)
-        }
+        try await HourlyLimitReached.mapped { try await invalidInputAsError(body) }
     }
 
     /// Checks a device credential (`securepush.device_check`: digests compared in the database, a decoy
@@ -151,7 +157,7 @@ public struct DeviceStore: Sendable {
 
     /// Replaces an active device's push token (and, when given, its platform options), with registration's
     /// validation; another device holding the token is retired. More changes per user and hour than
-    /// registrations allow throw `RegistrationRateLimited`. Returns `nil` when the device is not active,
+    /// registrations allow throw `HourlyLimitReached`. Returns `nil` when the device is not active,
     /// else the user the token was taken from when that was another user (for the audit count only).
     public func updateToken(deviceID: UUID, token: String, optionsJSON: String?) async throws -> TokenUpdate? {
         let rows = try await Self.deviceErrors {

@@ -41,8 +41,12 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         try await database.count("SELECT securepush.promote_due_deliveries(\(batchSize)::integer)::bigint")
     }
 
-    public func reschedulePending(users: Int) async throws -> Int {
-        try await database.count("SELECT securepush.reschedule_pending(\(users)::integer)::bigint")
+    public func rescheduleRound(users: Int, notifications: Int) async throws -> (moved: Int, more: Bool) {
+        let rows = try await database.query(
+            "SELECT r.moved::bigint, r.more FROM securepush.reschedule_round(\(Int32(clamping: users)), \(Int32(clamping: notifications))) r"
+        ).collect()
+        let (moved, more) = try rows[0].decode((Int64, Bool).self)
+        return (Int(moved), more)
     }
 
     public func expirePending() async throws -> Int {

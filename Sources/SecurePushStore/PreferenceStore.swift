@@ -59,18 +59,24 @@ public struct PreferenceStore: Sendable {
         return QuietHours(timeZone: zone, start: start, end: end)
     }
 
-    /// Sets the user's quiet hours; pushes already waiting are re-timed.
+    /// Sets the user's quiet hours; pushes already waiting are re-timed. Throws `HourlyLimitReached` past the
+    /// user's hourly number of quiet-hours changes.
     public func setQuietHours(userID: String, _ hours: QuietHours) async throws {
-        try await invalidInputAsError {
-            try await database.execute(
-                "SELECT securepush.set_quiet_hours(\(userID), \(hours.timeZone), \(hours.start)::time, \(hours.end)::time)")
+        try await HourlyLimitReached.mapped {
+            try await invalidInputAsError {
+                try await database.execute(
+                    "SELECT securepush.set_quiet_hours(\(userID), \(hours.timeZone), \(hours.start)::time, \(hours.end)::time)")
+            }
         }
     }
 
-    /// Removes the user's quiet hours; returns whether there were any.
+    /// Removes the user's quiet hours; returns whether there were any. Throws `HourlyLimitReached` past the
+    /// user's hourly number of quiet-hours changes.
     public func clearQuietHours(userID: String) async throws -> Bool {
-        let rows = try await database.query("SELECT securepush.clear_quiet_hours(\(userID))").collect()
-        return try rows.first?.decode(Bool.self) ?? false
+        try await HourlyLimitReached.mapped {
+            let rows = try await database.query("SELECT securepush.clear_quiet_hours(\(userID))").collect()
+            return try rows.first?.decode(Bool.self) ?? false
+        }
     }
 
     /// The user's categories (of delivered, live notifications, and muted ones), by name.

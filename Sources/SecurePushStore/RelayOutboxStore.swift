@@ -41,7 +41,7 @@ public struct RelayOutboxStore: Sendable {
     public func drain(limit: Int, _ deliver: @Sendable ([Change]) async throws -> Void) async throws -> Int {
         try await client.leased { connection in
             try await connection.inTransaction(logger: logger) {
-                guard try await connection.tryTransactionLock("securepush.relay_outbox", logger: logger) else { return 0 }
+                guard try await connection.takeTurn("relay_outbox", logger: logger) else { return 0 }
                 let rows = try await connection.query(
                     "SELECT id, platform, token, action FROM securepush.relay_outbox ORDER BY id LIMIT \(Int32(clamping: limit))", logger: logger)
                 var changes: [Change] = []

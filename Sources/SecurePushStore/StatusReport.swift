@@ -214,4 +214,6 @@ public struct StatusReport: Codable, Sendable {
     public var fetchLastHour: [PlatformFetch]
     /// Security events of the last hour by kind (`device_registered`, `device_retired`, `throttled`, ...).
     public var securityEventsLastHour: [String: Int64]
+    /// The outcome feed and the webhook: how long an open transaction holds them back, and whose.
+    public var feed = Feed()
 }

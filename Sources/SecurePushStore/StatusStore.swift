@@ -56,8 +56,46 @@ public struct StatusStore: Sendable {
             lastHour: lastHour,
             outcomesLastHour: outcomesLastHour,
             fetchLastHour: try await fetchStats(window: .seconds(3600)),
-            securityEventsLastHour: try await securityEvents()
+            securityEventsLastHour: try await securityEvents(),
+            feed: try await feed()
         )
+    }
+
+    /// How long the feed has held back its oldest committed event, the session whose transaction (the oldest
+    /// still running: the snapshot's xmin) holds it, and where the webhook stands. `pg_locks` and the
+    /// `pg_stat_activity` columns read here are visible to every login.
+    private func feed() async throws -> StatusReport.Feed {
+        let row = try await database.query(
+            """
+            WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            held AS (
+                SELECT f.at FROM securepush.delivery_feed f, horizon h
+                WHERE f.xid >= h.xmin ORDER BY f.xid, f.position LIMIT 1
+            )
+            SELECT (SELECT extract(epoch FROM now() - held.at)::float8 FROM held),
+                   a.pid, a.usename::text, a.application_name
+            FROM horizon h
+            LEFT JOIN pg_catalog.pg_locks l
+                   ON l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+                  AND l.transactionid::text = (h.xmin::text::numeric % 4294967296)::text
+            LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid
+            LIMIT 1
+            """
+        ).collect()[0]
+        let (held, pid, role, application) = try row.decode((Double?, Int32?, String?, String?).self)
+        var feed = StatusReport.Feed(heldSeconds: held)
+        if held != nil, let pid { feed.heldBy = .init(pid: pid, role: role ?? "", application: application ?? "") }
+        let webhook = try await database.query(
+            """
+            SELECT (SELECT extract(epoch FROM now() - e.at)::float8 FROM securepush.events_after(s.cursor, 1) e LIMIT 1),
+                   s.failures, s.last_success_at
+            FROM securepush.webhook_state s WHERE s.id = 1
+            """
+        ).collect().first
+        if let (lag, failures, lastSuccess) = try webhook?.decode((Double?, Int32, Date?).self) {
+            feed.webhook = .init(lagSeconds: lag, failures: failures, lastSuccessAt: lastSuccess)
+        }
+        return feed
     }
 
     private func queue() async throws -> StatusReport.Queue {

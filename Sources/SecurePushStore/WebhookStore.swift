@@ -4,9 +4,9 @@ import PostgresNIO
 import SecurePushCore
 
 /// The outcome webhook's side of the database (`securepush.webhook_state`, migration 028): the next batch of
-/// outcome events after the webhook's cursor, handed over by one process at a time (an advisory lock held by
-/// a transaction that writes nothing until the receiver has answered, so it holds back no reader of
-/// `events_after`), and the cursor moved only after the receiver took the batch.
+/// outcome events after the webhook's cursor, handed over by one process at a time (`securepush.take_turn`: a
+/// table lock no producer may take, held by a transaction that writes nothing until the receiver has answered,
+/// so it holds back no reader of `events_after`), and the cursor moved only after the receiver took the batch.
 public struct WebhookStore: Sendable {
     let client: any DatabaseClient
     let logger: Logger
@@ -24,7 +24,7 @@ public struct WebhookStore: Sendable {
     public func deliverNext(limit: Int, _ deliver: @Sendable ([OutcomeEvent]) async throws -> Void) async throws -> Int {
         try await client.leased { connection in
             try await connection.inTransaction(logger: logger) {
-                guard try await connection.tryTransactionLock("securepush.webhook_state", logger: logger) else { return 0 }
+                guard try await connection.takeTurn("webhook", logger: logger) else { return 0 }
                 let stored =
                     try await connection.query("SELECT cursor FROM securepush.webhook_state WHERE id = 1", logger: logger)
                     .collect().first?.decode(String.self)

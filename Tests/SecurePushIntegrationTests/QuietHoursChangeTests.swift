@@ -15,6 +15,8 @@ struct QuietHoursChangeTests {
     )
     func changesUnderLoad() async throws {
         try await DeliveryControlsTests.withServed { served in
+            // 80 changes of one user: above the hourly limit's default (20), which QuietHoursRetimingTests checks.
+            try await served.db.execute("INSERT INTO securepush.settings (key, value) VALUES ('max_quiet_hours_changes_per_hour', '1000')")
             let busy = try await served.register(user: "busy", token: "busy-phone")
             let reader = try await served.register(user: "reader", token: "reader-phone")
             _ = try await served.db.enqueue(user: "reader", payload: #"{"n":1}"#)

@@ -17,10 +17,9 @@ struct TokenSwapTests {
                 // A third session holds the users' locks, so that both changes reach the point where the old order
                 // held a device row while it waited; then lets them go at once.
                 try await db.client.withConnection { blocker in
+                    _ = try await blocker.query("BEGIN", logger: db.logger)
                     for user in Set(users) {
-                        _ = try await blocker.query(
-                            "SELECT pg_advisory_lock(hashtextextended('securepush.devices:' || \(user), 0))", logger: db.logger
-                        ).collect()
+                        _ = try await blocker.query("SELECT securepush.lock_slot('devices', \(user))", logger: db.logger).collect()
                     }
                     async let one: Int = Self.change(db, device: first, to: "\(users.last!)-second")
                     async let two: Int = Self.change(db, device: second, to: "\(users[0])-first")
@@ -28,7 +27,7 @@ struct TokenSwapTests {
                         "both changes wait",
                         count: "SELECT count(*)::bigint FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%update_device_token%'",
                         is: 2)
-                    _ = try await blocker.query("SELECT pg_advisory_unlock_all()", logger: db.logger).collect()
+                    _ = try await blocker.query("COMMIT", logger: db.logger)
                     // Whichever ran first moved the other's address to itself and retired the other, whose own
                     // change then finds its device gone: one row in all, and no error.
                     let rows = try await one + two

@@ -10,8 +10,7 @@ BEGIN
     DELETE FROM securepush.quiet_hours q WHERE q.user_id = user_id;
     removed := FOUND;
     IF removed THEN
-        INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
-        ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
+        PERFORM securepush.quiet_hours_changed(user_id);
     END IF;
     RETURN removed;
 END

@@ -19,7 +19,7 @@ BEGIN
     END IF;
     PERFORM securepush.validate_device(platform, token, coalesce(options, '{}'::jsonb));
     -- One registration at a time per user, so two new phones cannot both slip under the cap or the rate.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || user_id, 0));
+    PERFORM securepush.lock_slot('devices', user_id);
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(user_id) r;
     IF rate > 0 AND recent >= rate THEN
         -- Audited by the caller: this transaction is rolled back.
@@ -27,7 +27,7 @@ BEGIN
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     -- One change at a time per token (after the user's lock, as update_device_token takes them).
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || platform || ':' || token, 0));
+    PERFORM securepush.lock_slot('token', platform || ':' || token);
     SELECT d.id, d.user_id INTO previous FROM securepush.devices d
     WHERE d.platform = register_device_checked.platform AND d.token = register_device_checked.token
     FOR UPDATE;

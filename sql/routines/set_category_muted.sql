@@ -16,7 +16,7 @@ BEGIN
         RETURN 0;
     END IF;
     -- One change at a time per user, so concurrent mutes cannot pass the cap together.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.category_mutes:' || user_id, 0));
+    PERFORM securepush.lock_slot('category_mutes', user_id);
     IF NOT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category)
        AND (SELECT count(*) FROM securepush.category_mutes m WHERE m.user_id = user_id) >= cap THEN
         RAISE EXCEPTION 'a user mutes at most % categories: unmute one first', cap USING ERRCODE = '22023';

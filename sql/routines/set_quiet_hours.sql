@@ -18,8 +18,7 @@ BEGIN
     VALUES (user_id, time_zone, starts, ends)
     ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
                                         updated_at = now();
-    INSERT INTO securepush.reschedules AS r (user_id) VALUES (user_id)
-    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now();
+    PERFORM securepush.quiet_hours_changed(user_id);
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) FROM PUBLIC;

@@ -10,7 +10,7 @@ DECLARE
     previous text[];
     queued integer;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.relay_platforms', 0));
+    PERFORM securepush.lock_slot('relay_platforms', 'relay_platforms');
     previous := securepush.relay_platforms();
     INSERT INTO securepush.settings (key, value) VALUES ('relay_platforms', array_to_string(p_platforms, ','))
     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now();

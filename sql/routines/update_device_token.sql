@@ -22,14 +22,14 @@ BEGIN
     END IF;
     -- Registration's hourly budget bounds address changes too (one budget for both): a leaked credential
     -- cannot cycle through tokens retiring other devices.
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.devices:' || me.user_id, 0));
+    PERFORM securepush.lock_slot('devices', me.user_id);
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(me.user_id) r;
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many push address changes for this user'
             USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
-    PERFORM pg_advisory_xact_lock(hashtextextended('securepush.token:' || me.platform || ':' || token, 0));
+    PERFORM securepush.lock_slot('token', me.platform || ':' || token);
     -- This device and the token's holder, locked in id order; then this device checked again under its lock.
     PERFORM 1 FROM securepush.devices d
     WHERE d.id = me.id OR (d.platform = me.platform AND d.token = update_device_token.token)
