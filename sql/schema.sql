@@ -39,6 +39,18 @@ COMMENT ON EXTENSION pgcrypto IS 'cryptographic functions';
 
 
 --
+-- Name: all_producers_visible(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.all_producers_visible() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pg_catalog.pg_has_role(session_user, 'securepush_operator', 'USAGE')
+        OR NOT pg_catalog.pg_has_role(session_user, 'securepush_producer', 'USAGE')
+$$;
+
+
+--
 -- Name: announce_events(text); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -251,6 +263,11 @@ DECLARE
     target uuid := notification_id;
     purged boolean;
 BEGIN
+    -- Another producer's notification is, to this one, one that does not exist.
+    IF NOT EXISTS (SELECT 1 FROM securepush.notifications n
+                   WHERE n.id = target AND (n.producer = session_user OR securepush.all_producers_visible())) THEN
+        RETURN;
+    END IF;
     -- One still waiting for its fan-out is fanned out first (before its row is locked, which a fan-out under
     -- way may be reading), so that what it would have been sent is cancelled and logged as such.
     PERFORM securepush.fan_out_batch(ARRAY[target]);
@@ -293,6 +310,7 @@ CREATE FUNCTION securepush.cancel(user_id text, idempotency_key text) RETURNS TA
     AS $$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key
+      AND (n.producer = session_user OR securepush.all_producers_visible())
 $$;
 
 
@@ -995,7 +1013,14 @@ BEGIN
     RETURNING n.id INTO new_id;
     IF new_id IS NULL THEN
         SELECT n.id INTO new_id FROM securepush.notifications n
-        WHERE n.user_id = enqueue.user_id AND n.idempotency_key = enqueue.idempotency_key;
+        WHERE n.user_id = enqueue.user_id AND n.idempotency_key = enqueue.idempotency_key
+          AND (n.producer = session_user OR securepush.all_producers_visible());
+        IF new_id IS NULL THEN
+            -- Keys are per user, across producers: another producer's notification has it, and its id is not
+            -- this producer's to know.
+            RAISE EXCEPTION 'securepush.enqueue: this idempotency key is in use for this user by another producer'
+                USING ERRCODE = '23505';
+        END IF;
     END IF;
     RETURN new_id;
 END
@@ -1030,6 +1055,7 @@ CREATE FUNCTION securepush.events_after(after text DEFAULT NULL::text, max_event
 DECLARE
     after_xid xid8 := '0';
     after_position bigint := 0;
+    every boolean := securepush.all_producers_visible();
 BEGIN
     IF after IS NOT NULL THEN
         IF after !~ '^[0-9]{1,20}:[0-9]{1,19}$' THEN
@@ -1051,6 +1077,7 @@ BEGIN
             SELECT e.xid, e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail, e.queued_at
             FROM securepush.delivery_feed e
             WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id AND n.producer = session_user))
             ORDER BY e.xid, e.position
             LIMIT max_events
         ) r
@@ -1570,6 +1597,7 @@ CASE
     WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
     ELSE NULL::text
 END,
+    producer text DEFAULT (SESSION_USER)::text,
     CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
     CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
     CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
@@ -2937,7 +2965,8 @@ CREATE VIEW securepush.notification_status AS
                   WHERE ((d.notification_id = n.id) AND (d.device_id = f_1.device_id) AND (d.kind = 'notify'::text))))) AND (NOT (EXISTS ( SELECT 1
                    FROM securepush.delivery_log l
                   WHERE ((l.notification_id = n.id) AND (l.device_id = f_1.device_id) AND (l.kind = 'notify'::text))))))) x)
-     LEFT JOIN securepush.fetches f ON (((f.notification_id = n.id) AND (f.device_id = x.device_id))));
+     LEFT JOIN securepush.fetches f ON (((f.notification_id = n.id) AND (f.device_id = x.device_id))))
+  WHERE ((n.producer = SESSION_USER) OR ( SELECT securepush.all_producers_visible() AS all_producers_visible));
 
 
 --
@@ -3557,6 +3586,19 @@ CREATE TRIGGER notifications_schedule_clears AFTER UPDATE ON securepush.notifica
 
 ALTER TABLE ONLY securepush.fetches
     ADD CONSTRAINT fetches_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES securepush.notifications(id) ON DELETE CASCADE;
+
+
+--
+-- Name: notifications; Type: ROW SECURITY; Schema: securepush; Owner: -
+--
+
+ALTER TABLE securepush.notifications ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: notifications notifications_own; Type: POLICY; Schema: securepush; Owner: -
+--
+
+CREATE POLICY notifications_own ON securepush.notifications TO securepush_producer USING (((producer = SESSION_USER) OR pg_has_role(SESSION_USER, 'securepush_operator'::name, 'USAGE'::text))) WITH CHECK ((producer = SESSION_USER));
 
 
 --

@@ -30,8 +30,10 @@ struct DefinerPathTests {
             try await db.execute("CREATE ROLE \(unescaped: owner.name) LOGIN")
             try await db.execute("ALTER DATABASE \(unescaped: db.url.database) OWNER TO \(unescaped: owner.name)")
             try await db.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
-            try await db.execute(
-                "DO $$ BEGIN CREATE ROLE securepush_producer NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$")
+            for role in ["securepush_producer", "securepush_operator"] {
+                try await db.execute(
+                    "DO $$ BEGIN CREATE ROLE \(unescaped: role) NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$")
+            }
             try await db.execute("CREATE ROLE \(unescaped: producer.name) LOGIN IN ROLE securepush_producer")
             var ownerURL = db.url
             ownerURL.username = owner.name

@@ -14,6 +14,11 @@ DECLARE
     target uuid := notification_id;
     purged boolean;
 BEGIN
+    -- Another producer's notification is, to this one, one that does not exist.
+    IF NOT EXISTS (SELECT 1 FROM securepush.notifications n
+                   WHERE n.id = target AND (n.producer = session_user OR securepush.all_producers_visible())) THEN
+        RETURN;
+    END IF;
     -- One still waiting for its fan-out is fanned out first (before its row is locked, which a fan-out under
     -- way may be reading), so that what it would have been sent is cancelled and logged as such.
     PERFORM securepush.fan_out_batch(ARRAY[target]);
@@ -51,6 +56,7 @@ CREATE OR REPLACE FUNCTION securepush.cancel(user_id text, idempotency_key text)
 AS $function$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key
+      AND (n.producer = session_user OR securepush.all_producers_visible())
 $function$;
 REVOKE ALL ON FUNCTION securepush.cancel(user_id text, idempotency_key text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION securepush.cancel(user_id text, idempotency_key text) TO securepush_producer;

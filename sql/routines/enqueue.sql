@@ -28,7 +28,14 @@ BEGIN
     RETURNING n.id INTO new_id;
     IF new_id IS NULL THEN
         SELECT n.id INTO new_id FROM securepush.notifications n
-        WHERE n.user_id = enqueue.user_id AND n.idempotency_key = enqueue.idempotency_key;
+        WHERE n.user_id = enqueue.user_id AND n.idempotency_key = enqueue.idempotency_key
+          AND (n.producer = session_user OR securepush.all_producers_visible());
+        IF new_id IS NULL THEN
+            -- Keys are per user, across producers: another producer's notification has it, and its id is not
+            -- this producer's to know.
+            RAISE EXCEPTION 'securepush.enqueue: this idempotency key is in use for this user by another producer'
+                USING ERRCODE = '23505';
+        END IF;
     END IF;
     RETURN new_id;
 END

@@ -5,7 +5,8 @@
 -- outcome at one cursor (one history row, since 036): a page never ends between the two (with max_events 1,
 -- a page of that cursor holds both). Only events whose transaction ended before every transaction still
 -- running are returned, so a cursor never skips an event that commits later; a transaction left open holds
--- the feed back (it does not lose events). Follow it with LISTEN securepush_events.
+-- the feed back (it does not lose events). A producer login reads only the events of the notifications it
+-- enqueued; an operator login and the server read all (all_producers_visible). Follow it with LISTEN securepush_events.
 CREATE OR REPLACE FUNCTION securepush.events_after(after text DEFAULT NULL, max_events integer DEFAULT 1000)
  RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text, event text, detail text)
  LANGUAGE plpgsql STABLE SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
@@ -13,6 +14,7 @@ AS $function$
 DECLARE
     after_xid xid8 := '0';
     after_position bigint := 0;
+    every boolean := securepush.all_producers_visible();
 BEGIN
     IF after IS NOT NULL THEN
         IF after !~ '^[0-9]{1,20}:[0-9]{1,19}$' THEN
@@ -34,6 +36,7 @@ BEGIN
             SELECT e.xid, e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail, e.queued_at
             FROM securepush.delivery_feed e
             WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id AND n.producer = session_user))
             ORDER BY e.xid, e.position
             LIMIT max_events
         ) r

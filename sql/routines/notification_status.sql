@@ -1,6 +1,8 @@
 -- securepush.notification_status: routine file (docs/sql.md).
 --
--- Operators see scheduled and held deliveries with their next attempt.
+-- Operators see scheduled and held deliveries with their next attempt. A producer login sees the notifications
+-- it enqueued; an operator login (securepush_operator) and the server see all (all_producers_visible, evaluated
+-- once per query).
 CREATE OR REPLACE VIEW securepush.notification_status AS
 SELECT n.id AS notification_id, n.user_id, x.device_id, x.platform, x.state, x.outcome, x.attempts, x.next_attempt_at,
        x.last_error, x.accepted_at, x.finished_at, f.fetched_at, n.read_at, n.created_at, n.expires_at
@@ -28,5 +30,6 @@ CROSS JOIN LATERAL (
       AND NOT EXISTS (SELECT 1 FROM securepush.deliveries d WHERE d.notification_id = n.id AND d.device_id = f.device_id AND d.kind = 'notify')
       AND NOT EXISTS (SELECT 1 FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.device_id = f.device_id AND l.kind = 'notify')
 ) x
-LEFT JOIN securepush.fetches f ON f.notification_id = n.id AND f.device_id = x.device_id;
+LEFT JOIN securepush.fetches f ON f.notification_id = n.id AND f.device_id = x.device_id
+WHERE n.producer = session_user OR (SELECT securepush.all_producers_visible());
 GRANT SELECT ON securepush.notification_status TO securepush_producer;
