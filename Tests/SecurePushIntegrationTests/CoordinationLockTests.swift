@@ -1,9 +1,11 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SecurePushStore
+import SecurePushCore
 import SecurePushTestSupport
 import Testing
+
+@testable import SecurePushStore
 
 /// The server's coordination takes locks no producer may take (issue 47, item 2; migration 038): a producer
 /// login that held the server's advisory keys froze registrations, mutes, the relay platforms, the webhook and
@@ -136,6 +138,19 @@ struct CoordinationLockTests {
         for file in files where file.pathExtension == "swift" && file.lastPathComponent != "Migrator.swift" {
             let text = try String(contentsOf: file, encoding: .utf8)
             #expect(!text.contains("pg_advisory") && !text.contains("pg_try_advisory"), "\(file.lastPathComponent)")
+        }
+    }
+
+    @Test("a producer holding the migrators' advisory key does not stop migrate on an existing schema")
+    func migrateIgnoresTheAdvisoryKey() async throws {
+        try await TestDatabase.with { db in
+            try await Self.withProducerConnection(db) { producer in
+                try await producer.query("SELECT pg_advisory_lock(\(Migrator.lockKey))", logger: db.logger)
+                let applied = try await withDeadline(.seconds(20)) {
+                    try await Migrator(migrations: try Migration.bundled()).migrate(client: db.client, logger: db.logger)
+                }
+                #expect(applied.isEmpty, "nothing left to apply, and not stopped by the key")
+            }
         }
     }
 }

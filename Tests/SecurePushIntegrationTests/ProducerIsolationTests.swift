@@ -36,18 +36,22 @@ struct ProducerIsolationTests {
                         try await Self.rows(billing, #"SELECT securepush.enqueue('shared', '{"n":1}', idempotency_key => 'k1')::text"#, logger)
                             .first ?? nil)
                     let chatID = try #require(
-                        try await Self.rows(chat, #"INSERT INTO securepush.notifications (user_id, payload) VALUES ('shared', '{"n":2}') RETURNING id::text"#, logger)
-                            .first ?? nil)
+                        try await Self.rows(
+                            chat, #"INSERT INTO securepush.notifications (user_id, payload) VALUES ('shared', '{"n":2}') RETURNING id::text"#, logger
+                        )
+                        .first ?? nil)
                     _ = try await db.fanOut()
                     // Status and the table itself: each its own.
                     let chatSees = try await Self.rows(chat, "SELECT DISTINCT notification_id::text FROM securepush.notification_status", logger)
                     #expect(chatSees == [chatID])
                     let chatRows = try await Self.rows(chat, "SELECT id::text FROM securepush.notifications", logger)
                     #expect(chatRows == [chatID])
-                    let billingSees = try await Self.rows(billing, "SELECT DISTINCT notification_id::text FROM securepush.notification_status", logger)
+                    let billingSees = try await Self.rows(
+                        billing, "SELECT DISTINCT notification_id::text FROM securepush.notification_status", logger)
                     #expect(billingSees == [billingID])
                     // Another producer's idempotency key: refused without its id, or skipped by ON CONFLICT.
-                    let reused = try await Self.sqlState(chat, #"SELECT securepush.enqueue('shared', '{"n":3}', idempotency_key => 'k1')::text"#, logger)
+                    let reused = try await Self.sqlState(
+                        chat, #"SELECT securepush.enqueue('shared', '{"n":3}', idempotency_key => 'k1')::text"#, logger)
                     #expect(reused.state == "23505")
                     #expect(!reused.message.contains(billingID))
                     let skipped = try await Self.rows(
@@ -56,7 +60,8 @@ struct ProducerIsolationTests {
                         logger)
                     #expect(skipped.isEmpty)
                     // Its own key still resolves to its own notification.
-                    let again = try await Self.rows(billing, #"SELECT securepush.enqueue('shared', '{"n":1}', idempotency_key => 'k1')::text"#, logger)
+                    let again = try await Self.rows(
+                        billing, #"SELECT securepush.enqueue('shared', '{"n":1}', idempotency_key => 'k1')::text"#, logger)
                     #expect(again == [billingID])
                     // Cancelling another's: as if it did not exist; nothing happens to it.
                     #expect(try await Self.rows(chat, "SELECT id::text FROM securepush.cancel('\(billingID)'::uuid)", logger).isEmpty)
@@ -90,7 +95,8 @@ struct ProducerIsolationTests {
             _ = try await db.fanOut()
             let role = "sp_operator_\(UUID().uuidString.prefix(8).lowercased())"
             let password = UUID().uuidString
-            try await db.execute("CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE securepush_producer, securepush_operator")
+            try await db.execute(
+                "CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE securepush_producer, securepush_operator")
             var url = db.url
             url.username = role
             url.password = password
@@ -98,7 +104,8 @@ struct ProducerIsolationTests {
             let result = await TestDatabase.withRunning(client) {
                 let seen = try await Self.rows(client, "SELECT count(DISTINCT notification_id)::text FROM securepush.notification_status", db.logger)
                 #expect(seen == ["2"])
-                let events = try await Self.rows(client, "SELECT count(DISTINCT notification_id)::text FROM securepush.events_after(NULL, 100)", db.logger)
+                let events = try await Self.rows(
+                    client, "SELECT count(DISTINCT notification_id)::text FROM securepush.events_after(NULL, 100)", db.logger)
                 #expect(events == ["2"])
             }
             try await db.execute("DROP ROLE \(unescaped: role)")

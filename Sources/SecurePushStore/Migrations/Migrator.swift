@@ -3,13 +3,14 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 
-/// Applies `sql/` migrations: idempotent, serialized across processes by an advisory lock,
+/// Applies `sql/` migrations: idempotent, serialized across processes (each migration's transaction locks
+/// `schema_migrations`, which no producer may lock; an advisory lock only while the schema is created),
 /// recorded in `<schema>.schema_migrations` (`securepush`, or `securepush_relay` for the push relay's own
 /// database and `sql/relay/`), refusing to run when an applied file was edited, and refusing a newer schema
 /// unless each migration this build does not know allows it (`Migration.oldestBuild`: the compatibility rule
 /// of rolling upgrades and rollbacks, docs/operations.md § Upgrading).
 public struct Migrator: Sendable {
-    /// The advisory lock key all SecurePush migrators take ("SecPush" in ASCII).
+    /// The advisory lock key SecurePush migrators take while they create the schema ("SecPush" in ASCII).
     static let lockKey: Int64 = 0x5365_6350_7573_68
     /// The migration that made `securepush.time_zones`, refreshed after every migrate from then on.
     static let timeZonesVersion = 22
@@ -36,17 +37,22 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(client: any DatabaseClient, logger: Logger) async throws -> [String] {
         try await client.leased { connection in
-            _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            // Once the schema exists, migrators take turns by locking its schema_migrations table in each
+            // migration's transaction, which no producer may lock: a producer login that held the advisory key
+            // stopped every migrate (issue 47). The key guards only the schema's creation, before any producer
+            // has rights on it.
+            let bootstrap = try await !schemaMigrationsExist(on: connection, logger: logger)
+            if bootstrap { _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger) }
             do {
                 let applied = try await apply(on: connection, logger: logger)
                 // Time zones a newer tzdata added since the last migrate (quiet hours accept only known names).
                 if schema == "securepush", migrations.contains(where: { $0.version >= Self.timeZonesVersion }) {
                     _ = try await connection.query("SELECT securepush.refresh_time_zones()", logger: logger)
                 }
-                _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                if bootstrap { _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger) }
                 return applied
             } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                if bootstrap { _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger) }
                 throw error
             }
         }
@@ -59,15 +65,15 @@ public struct Migrator: Sendable {
 
     /// `pending(client:logger:)` on one connection.
     public func pending(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
-        let exists =
-            try await connection.query(
-                "SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL",
-                logger: logger
-            ).collect().first?.decode(Bool.self) ?? false
-        guard exists else { return migrations.map(\.name) }
+        guard try await schemaMigrationsExist(on: connection, logger: logger) else { return migrations.map(\.name) }
         let applied = try await appliedMigrations(on: connection, logger: logger)
         try verify(applied: applied)
         return migrations.filter { applied[$0.version] == nil }.map(\.name)
+    }
+
+    private func schemaMigrationsExist(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await connection.query("SELECT to_regclass(\(schema + ".schema_migrations")) IS NOT NULL", logger: logger)
+            .collect().first?.decode(Bool.self) ?? false
     }
 
     private func apply(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
@@ -105,8 +111,15 @@ public struct Migrator: Sendable {
         var names: [String] = []
         for migration in migrations where applied[migration.version] == nil {
             logger.info("applying migration", metadata: ["migration.name": "\(migration.name)"])
+            let done: Bool
             do {
-                try await connection.inTransaction(logger: logger) {
+                done = try await connection.inTransaction(logger: logger) {
+                    // One migrator at a time; one that waited finds what the other applied.
+                    _ = try await connection.query(
+                        PostgresQuery(unsafeSQL: "LOCK TABLE \(schema).schema_migrations IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
+                    var check = PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(schema).schema_migrations WHERE version = $1")
+                    check.binds.append(migration.version)
+                    guard try await connection.query(check, logger: logger).collect().first?.decode(Int64.self) == 0 else { return false }
                     if schema == "securepush" {
                         // pgcrypto may already live in securepush (moved there by migration 031, or by an operator
                         // before the first migrate): released migrations that call it unqualified still find it.
@@ -122,12 +135,13 @@ public struct Migrator: Sendable {
                     record.binds.append(migration.checksum)
                     record.binds.append(migration.oldestBuild)
                     _ = try await connection.query(record, logger: logger)
+                    return true
                 }
             } catch {
                 // The summary, not the server's text: a failing backfill's message can quote row values.
                 throw MigrationError("migration \(migration.name) failed: \(DatabaseErrorSummary(error))")
             }
-            names.append(migration.name)
+            if done { names.append(migration.name) }
         }
         if schema == "securepush" { try await definerPaths.checkPaths() }
         return names
