@@ -15,8 +15,13 @@
 /// Neither opening (by count, by ratio or by a `Retry-After`) nor re-opening after failed probes happens
 /// before the failures come from `policy.distinctUsers` distinct users (the `source` of each result): with
 /// endpoints chosen by devices, one user can make every push to his own endpoints fail, and must not pause
-/// the service for everybody. Half-open, a failed probe of too few users frees its slot for the next
-/// probe, so another user's success closes the breaker.
+/// the service for everybody. With `distinctUsers` above 1 (such a push service), a group of accounts is held
+/// to the same rule (issue 47): the breaker opens only while the users whose last push in the window failed
+/// outnumber those whose last push succeeded (in a real outage every user's next push fails, so it still
+/// opens within a few pushes); half-open, the users who failed (before it opened, or with a probe since) are
+/// not probes, so their backlog cannot keep winning the probe; and a probe unanswered after
+/// `policy.probeTimeout` no longer holds its slot. Half-open, a failed probe of too few users frees its slot
+/// for the next probe, so another user's success closes the breaker.
 public struct CircuitBreaker: Sendable {
     /// The breaker's state.
     public enum State: Sendable, Hashable {
@@ -74,6 +79,14 @@ public struct CircuitBreaker: Sendable {
     /// The users whose pushes failed in the window (closed) or whose probes failed (half-open), with the
     /// time of their last failure; at most `sourceLimit`, the oldest dropped first.
     private var failedSources: [Source: ContinuousClock.Instant] = [:]
+    /// The users whose last push in the window succeeded (closed), with its time; at most `sourceLimit`, the
+    /// oldest dropped first.
+    private var succeededSources: [Source: ContinuousClock.Instant] = [:]
+    /// Half-open: the users whose failures opened it (they send no probe).
+    private var suspects: Set<Source> = []
+    /// Half-open: when the last probe went out, and when it turned half-open.
+    private var lastProbeAt: ContinuousClock.Instant?
+    private var halfOpenSince: ContinuousClock.Instant?
     /// Numbers the failures of unknown users, each a user of its own.
     private var anonymousFailures = 0
 
@@ -110,8 +123,13 @@ public struct CircuitBreaker: Sendable {
         switch state {
         case .closed: true
         case .open(let until): now >= until
-        case .halfOpen: probesInFlight < max(1, policy.halfOpenProbes)
+        case .halfOpen: probeSlotFree(at: now)
         }
+    }
+
+    /// Half-open: a probe may go (fewer in flight than allowed, or the last one unanswered past `probeTimeout`).
+    private func probeSlotFree(at now: ContinuousClock.Instant) -> Bool {
+        probesInFlight < max(1, policy.halfOpenProbes) || lastProbeAt.map { now - $0 >= policy.probeTimeout } ?? true
     }
 
     /// Turns an open breaker whose time is up half-open.
@@ -119,11 +137,13 @@ public struct CircuitBreaker: Sendable {
         if case .open(let until) = state, now >= until {
             state = .halfOpen
             probesInFlight = 0
+            halfOpenSince = now
         }
     }
 
-    /// Decides whether one push may go out now; a probe must be followed by `record(_:probe:at:)` with `probe: true`.
-    public mutating func permit(at now: ContinuousClock.Instant) -> Permit {
+    /// Decides whether one push (to `user`'s device; `nil`: unknown) may go out now; a probe must be followed
+    /// by `record(_:probe:at:)` with `probe: true`.
+    public mutating func permit(at now: ContinuousClock.Instant, user: String? = nil) -> Permit {
         advance(to: now)
         switch state {
         case .closed:
@@ -131,8 +151,16 @@ public struct CircuitBreaker: Sendable {
         case .open(let until):
             return .reject(retryAfter: until - now)
         case .halfOpen:
-            guard probesInFlight < max(1, policy.halfOpenProbes) else { return .reject(retryAfter: policy.openDuration) }
+            // A user who failed probes only when nobody else has for `probeTimeout` (a real outage among few
+            // users must still be probed).
+            if policy.distinctUsers > 1, let user, suspects.contains(.user(user)) || failedSources[.user(user)] != nil,
+                now - (lastProbeAt ?? halfOpenSince ?? now) < policy.probeTimeout
+            {
+                return .reject(retryAfter: policy.openDuration)
+            }
+            guard probeSlotFree(at: now) else { return .reject(retryAfter: policy.openDuration) }
             probesInFlight += 1
+            lastProbeAt = now
             return .probe
         }
     }
@@ -148,6 +176,8 @@ public struct CircuitBreaker: Sendable {
             case .halfOpen where probe: noteFailure(of: source, at: now)
             case .open, .halfOpen: break
             }
+        } else if case .success = result, case .closed = state {
+            noteSuccess(of: source, at: now)
         }
         switch state {
         case .closed:
@@ -201,7 +231,21 @@ public struct CircuitBreaker: Sendable {
     }
 
     private func enoughUsersFailed(at now: ContinuousClock.Instant) -> Bool {
-        failedUsers(at: now) >= max(1, policy.distinctUsers)
+        let failed = failedUsers(at: now)
+        guard failed >= max(1, policy.distinctUsers) else { return false }
+        // A push service's breaker: the failing users must outnumber the users it serves well.
+        guard policy.distinctUsers > 1, case .closed = state else { return true }
+        return failed > succeededSources.values.filter { now - $0 < policy.window }.count
+    }
+
+    private mutating func noteSuccess(of source: String?, at now: ContinuousClock.Instant) {
+        guard policy.distinctUsers > 1, let source else { return }
+        failedSources[.user(source)] = nil
+        succeededSources = succeededSources.filter { now - $0.value < policy.window }
+        succeededSources[.user(source)] = now
+        if succeededSources.count > sourceLimit, let oldest = succeededSources.min(by: { $0.value < $1.value })?.key {
+            succeededSources[oldest] = nil
+        }
     }
 
     private mutating func noteFailure(of source: String?, at now: ContinuousClock.Instant) {
@@ -214,6 +258,7 @@ public struct CircuitBreaker: Sendable {
         }
         if case .closed = state {
             failedSources = failedSources.filter { now - $0.value < policy.window }
+            succeededSources[key] = nil
         }
         failedSources[key] = now
         if failedSources.count > sourceLimit, let oldest = failedSources.min(by: { $0.value < $1.value })?.key {
@@ -253,7 +298,12 @@ public struct CircuitBreaker: Sendable {
         consecutiveFailures = 0
         buckets.removeAll()
         probesInFlight = 0
+        lastProbeAt = nil
+        // Those whose failures opened it send no probe while it is half-open.
+        suspects.formUnion(failedSources.keys)
+        if suspects.count > 4 * sourceLimit { suspects = Set(failedSources.keys) }
         failedSources.removeAll()
+        succeededSources.removeAll()
     }
 
     private mutating func close() {
@@ -262,6 +312,9 @@ public struct CircuitBreaker: Sendable {
         consecutiveFailures = 0
         buckets.removeAll()
         probesInFlight = 0
+        lastProbeAt = nil
         failedSources.removeAll()
+        succeededSources.removeAll()
+        suspects.removeAll()
     }
 }

@@ -41,10 +41,10 @@ public final class CircuitBreakers: Sendable {
             })
     }
 
-    /// Whether one push for `key` may go out now.
-    func permit(_ key: CircuitKey, at now: ContinuousClock.Instant) -> CircuitBreaker.Permit {
+    /// Whether one push for `key`, to `user`'s device, may go out now.
+    func permit(_ key: CircuitKey, user: String?, at now: ContinuousClock.Instant) -> CircuitBreaker.Permit {
         guard policy.enabled else { return .send }
-        return update(key, at: now) { $0.permit(at: now) }
+        return update(key, at: now) { $0.permit(at: now, user: user) }
     }
 
     /// Records what one send to `user` said about the provider.

@@ -117,7 +117,7 @@ extension Dispatcher {
                     }
                     let key = CircuitKey(for: delivery.push.target, policies: breakers.endpointPolicies)
                     let probe: Bool
-                    switch breakers.permit(key, at: clock.now) {
+                    switch breakers.permit(key, user: delivery.user, at: clock.now) {
                     case .send:
                         probe = false
                     case .probe:

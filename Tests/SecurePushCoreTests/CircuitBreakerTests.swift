@@ -251,4 +251,61 @@ struct CircuitBreakerTests {
         }
         #expect(breaker.state == .open(until: at(3025 + 2000)), "three users' failed probes re-open it for twice as long")
     }
+
+    func successes(of users: [String], into breaker: inout CircuitBreaker, at time: Int) {
+        for user in users { breaker.record(.success, probe: false, source: user, at: at(time)) }
+    }
+
+    @Test("a group of failing accounts does not open a push service's breaker while more users are served; an outage of all does")
+    func accountGroupsDoNotOpenIt() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        let victims = (1...10).map { "victim-\($0)" }
+        // Five attacking accounts fail all along; ten other users' pushes go through between their failures.
+        for round in 0..<20 {
+            successes(of: victims, into: &breaker, at: round * 300)
+            for attacker in 1...5 { failures(3, of: "attacker-\(attacker)", into: &breaker, at: round * 300 + 100) }
+            #expect(breaker.state == .closed, "round \(round): 5 failing users against 10 served")
+        }
+        // Then the push service fails for everybody: each user's next push fails, and it opens.
+        var time = 20 * 300
+        for user in victims {
+            time += 10
+            failures(1, of: user, into: &breaker, at: time)
+            if breaker.phase(at: at(time)) == .open { break }
+        }
+        #expect(breaker.phase(at: at(time)) == .open, "a real outage opens it within its users' next pushes")
+        #expect(time <= 20 * 300 + 100, "after at most ten failed pushes: \(time)")
+    }
+
+    @Test("half-open, those whose failures opened it are not probes while others push; another user's success closes it")
+    func suspectsDoNotProbe() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        // Four accounts' failures, the fifth in a row (m1's second) opens it: all four are suspects.
+        for user in ["m1", "m2", "m3", "m4", "m1"] { failures(1, of: user, into: &breaker, at: 0) }
+        #expect(breaker.phase(at: at(0)) == .open)
+        // The attackers' held-back pushes come first: none of them is the probe.
+        for user in ["m1", "m2", "m3", "m4"] {
+            #expect(breaker.permit(at: at(1000), user: user) == .reject(retryAfter: .seconds(1)), "\(user)")
+        }
+        #expect(breaker.permit(at: at(1001), user: "victim") == .probe)
+        breaker.record(.success, probe: true, source: "victim", at: at(1050))
+        #expect(breaker.state == .closed)
+    }
+
+    @Test("half-open, a probe unanswered past the probe timeout frees its slot; with no one else pushing, a suspect probes")
+    func hangingProbes() {
+        var breaker = CircuitBreaker(policy: CircuitBreakerPolicy())
+        for user in ["m1", "m2", "m3"] { failures(2, of: user, into: &breaker, at: 0) }
+        #expect(breaker.permit(at: at(1000), user: "slow") == .probe)
+        #expect(breaker.permit(at: at(1500), user: "victim") == .reject(retryAfter: .seconds(1)), "one probe at a time")
+        #expect(breaker.permit(at: at(3000), user: "victim") == .probe, "the first probe is 2 s unanswered")
+        // Nobody but the users who failed pushes: after the probe timeout one of them is probed (an outage among
+        // few users still ends).
+        var lone = CircuitBreaker(policy: CircuitBreakerPolicy())
+        for user in ["a", "b", "c"] { failures(2, of: user, into: &lone, at: 0) }
+        #expect(lone.permit(at: at(1000), user: "a") == .reject(retryAfter: .seconds(1)))
+        #expect(lone.permit(at: at(3000), user: "a") == .probe)
+        lone.record(.success, probe: true, source: "a", at: at(3050))
+        #expect(lone.state == .closed)
+    }
 }
