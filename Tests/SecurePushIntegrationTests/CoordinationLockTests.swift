@@ -12,20 +12,15 @@ import Testing
 /// the relay's queue; now those are rows of `securepush.lock_slots` and locks of empty turn tables.
 @Suite("Coordination locks producers cannot take")
 struct CoordinationLockTests {
-    /// Runs `body` with one connection logged in as a new role granted `securepush_producer` only.
+    /// Runs `body` with one connection logged in as a new login granted `securepush_producer` only.
     static func withProducerConnection(_ db: TestDatabase, _ body: @Sendable (PostgresConnection) async throws -> Void) async throws {
-        let role = "sp_holder_\(UUID().uuidString.prefix(8).lowercased())"
-        let password = UUID().uuidString
-        try await db.execute("CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE securepush_producer")
-        var url = db.url
-        url.username = role
-        url.password = password
-        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 7, logger: db.logger)
-        var failure: (any Error)?
-        do { try await body(connection) } catch { failure = error }
-        try? await connection.close()
-        try await db.execute("DROP ROLE \(unescaped: role)")
-        if let failure { throw failure }
+        try await ProducerRoleTests.withLogin(db) { url in
+            let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 7, logger: db.logger)
+            var failure: (any Error)?
+            do { try await body(connection) } catch { failure = error }
+            try? await connection.close()
+            if let failure { throw failure }
+        }
     }
 
     /// The advisory keys the server took before 038, for the user `alice`, her token and the fixed queues.

@@ -93,23 +93,13 @@ struct ProducerIsolationTests {
             }
             _ = try await db.enqueue(user: "ops-user", payload: #"{"n":2}"#)
             _ = try await db.fanOut()
-            let role = "sp_operator_\(UUID().uuidString.prefix(8).lowercased())"
-            let password = UUID().uuidString
-            try await db.execute(
-                "CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE securepush_producer, securepush_operator")
-            var url = db.url
-            url.username = role
-            url.password = password
-            let client = url.makeClient(poolSize: 1, logger: db.logger)
-            let result = await TestDatabase.withRunning(client) {
+            try await ProducerRoleTests.asProducer(db, roles: "securepush_producer, securepush_operator") { client in
                 let seen = try await Self.rows(client, "SELECT count(DISTINCT notification_id)::text FROM securepush.notification_status", db.logger)
                 #expect(seen == ["2"])
                 let events = try await Self.rows(
                     client, "SELECT count(DISTINCT notification_id)::text FROM securepush.events_after(NULL, 100)", db.logger)
                 #expect(events == ["2"])
             }
-            try await db.execute("DROP ROLE \(unescaped: role)")
-            try result.get()
         }
     }
 }

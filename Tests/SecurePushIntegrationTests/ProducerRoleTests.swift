@@ -10,18 +10,30 @@ import Testing
 /// every other read or write is refused (issue 32, item 2).
 @Suite("The producer role: enqueue, cancel and status, nothing else")
 struct ProducerRoleTests {
-    /// Runs `body` with a client logged in as a new role that is granted `securepush_producer` only.
-    static func asProducer(_ db: TestDatabase, _ body: @Sendable (PostgresClient) async throws -> Void) async throws {
-        let role = "sp_producer_\(UUID().uuidString.prefix(8).lowercased())"
+    /// Runs `body` with the URL of a new login granted `roles` (`securepush_producer` only by default), then drops it.
+    static func withLogin(
+        _ db: TestDatabase, roles: String = "securepush_producer", _ body: @Sendable (DatabaseURL) async throws -> Void
+    ) async throws {
+        let role = "sp_login_\(UUID().uuidString.prefix(8).lowercased())"
         let password = UUID().uuidString
-        try await db.execute("CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE securepush_producer")
+        try await db.execute("CREATE ROLE \(unescaped: role) LOGIN PASSWORD '\(unescaped: password)' IN ROLE \(unescaped: roles)")
         var url = db.url
         url.username = role
         url.password = password
-        let client = url.makeClient(poolSize: 2, logger: db.logger)
-        let result = await TestDatabase.withRunning(client) { try await body(client) }
+        var failure: (any Error)?
+        do { try await body(url) } catch { failure = error }
         try await db.execute("DROP ROLE \(unescaped: role)")
-        try result.get()
+        if let failure { throw failure }
+    }
+
+    /// Runs `body` with a client logged in as a new login granted `roles` (`securepush_producer` only by default).
+    static func asProducer(
+        _ db: TestDatabase, roles: String = "securepush_producer", _ body: @Sendable (PostgresClient) async throws -> Void
+    ) async throws {
+        try await withLogin(db, roles: roles) { url in
+            let client = url.makeClient(poolSize: 2, logger: db.logger)
+            try await TestDatabase.withRunning(client) { try await body(client) }.get()
+        }
     }
 
     /// Runs `statement` as the producer and returns its rows' first column as text.
