@@ -74,6 +74,7 @@ extension Dispatcher {
                     breakers.record(sent.key, verdict, probe: sent.probe, user: sent.delivery.user, at: clock.now)
                     sending.completions.append(outcome(for: sent))
                     if case .sent = sent.result { sealedCounters.record(sent.delivery.push) }
+                    if case .tokenInvalid = sent.result { deadTokens.insert(sent.delivery.push.target) }
                     inFlight -= 1
                     // Freed once its result is recorded (not when the send ends): the next send sees the breaker's verdict.
                     load.end(user: sent.delivery.user)

@@ -41,6 +41,8 @@ public final class Dispatcher: Service, Sendable {
     let gateTimer = Metrics.Timer(label: "securepush_replication_gate_wait")
     let outcomeCounters: [DeliveryOutcome.Kind: Counter]
     let sealedCounters = SealedPushCounters()
+    /// Addresses this process was just told are dead: not pushed again before their retirement is written.
+    let deadTokens = DeadTokens()
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(
@@ -265,7 +267,8 @@ public final class Dispatcher: Service, Sendable {
         }
         var toSend: [ClaimedDelivery] = []
         let now = Date()
-        for delivery in batch.deliveries {
+        for var delivery in batch.deliveries {
+            if deadTokens.contains(delivery.push.target) { delivery.deviceActive = false }
             if let outcome = DeliveryDecision.beforeSending(delivery, maxAttempts: configuration.retry.maxAttempts, now: now) {
                 completions.append(DeliveryCompletion(deliveryID: delivery.id, outcome: outcome))
             } else {
