@@ -283,7 +283,7 @@ let package = Package(
                 "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer", "SecurePushRelayProtocol",
                 "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
                 .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,
-                .nioFoundationEssentialsCompat, .nioHTTP1,
+                .nioFoundationEssentialsCompat, .nioHTTP1, .nioPosix,
             ],
             swiftSettings: swiftSettings
         ),

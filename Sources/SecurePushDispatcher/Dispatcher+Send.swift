@@ -14,6 +14,8 @@ extension Dispatcher {
         var probe: Bool
         /// Cancelled by us (shutdown or lease deadline): says nothing about the provider.
         var cancelled: Bool
+        /// The lane slot the send took.
+        var ticket: LaneLoad.Ticket
     }
 
     /// Deliveries a circuit breaker kept back, released to run after `delay`.
@@ -45,6 +47,8 @@ extension Dispatcher {
     private enum SendChild {
         case sent(SendResult)
         case watcher(Watch)
+        /// A send of this batch may have given its lane slot back (turned slow): look again.
+        case tick
     }
 
     /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a share of
@@ -66,6 +70,7 @@ extension Dispatcher {
             }
             var inFlight = 0
             var watching = true
+            var ticking = false
             func collectOne() async {
                 guard let next = await group.next() else { return }
                 switch next {
@@ -77,27 +82,40 @@ extension Dispatcher {
                     if case .tokenInvalid = sent.result { deadTokens.insert(sent.delivery.push.target) }
                     inFlight -= 1
                     // Freed once its result is recorded (not when the send ends): the next send sees the breaker's verdict.
-                    load.end(user: sent.delivery.user)
+                    load.end(sent.ticket)
+                case .tick:
+                    ticking = false
                 case .watcher(let watch):
                     watching = false
                     if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
                     group.cancelAll()
                 }
             }
-            /// Waits for a free slot of the lane: this batch's own sends end first, else any of the lane's.
-            func awaitRoom() async {
-                if inFlight > 0 {
-                    await collectOne()
-                } else {
-                    await load.waitForRoom(timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
+            /// Waits for a send to end (this batch's own first, else any of the lane's) or to give its slot back
+            /// (a send unanswered for `LaneLoad.slowAfter`), at most 250 ms.
+            func awaitChange() async {
+                let most = min(lease.remaining(at: clock.now), .milliseconds(250))
+                guard inFlight > 0 else {
+                    let seen = load.ended.generation
+                    await load.ended.wait(since: seen, timeout: max(load.untilSlotFreed(atMost: most), .milliseconds(1)))
+                    return
                 }
+                if !ticking, watching {
+                    ticking = true
+                    let wait = load.untilSlotFreed(atMost: most)
+                    group.addTask {
+                        try? await Task.sleep(for: max(wait, .milliseconds(1)))
+                        return .tick
+                    }
+                }
+                await collectOne()
             }
             /// Starts `delivery`'s send, or settles it (unstarted, abandoned, deferred); returns false when its
             /// user (or the lane) has no slot and `wait` is false: it is then left for the caller.
             func start(_ delivery: ClaimedDelivery, wait: Bool) async -> Bool {
                 while true {
                     while !load.hasRoom, !isStopping, !lease.hasPassed(at: clock.now) {
-                        await awaitRoom()
+                        await awaitChange()
                     }
                     // Paced: wait for this push's slot (a shutdown or lease deadline meanwhile is checked below).
                     if let pacer, !isStopping, !lease.hasPassed(at: clock.now) {
@@ -130,12 +148,12 @@ extension Dispatcher {
                         sending.deferred[key] = deferred
                         return true
                     }
-                    guard case .started = load.begin(user: delivery.user) else {
+                    guard case .started(let ticket) = load.begin(user: delivery.user) else {
                         // The user holds their share of the lane (or another batch took the last slot): a
                         // probe's slot is given back; the push waits in this batch for a slot of its user.
                         if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
                         guard wait else { return false }
-                        await awaitRoomOfUser()
+                        await awaitChange()
                         continue
                     }
                     group.addTask {
@@ -145,19 +163,10 @@ extension Dispatcher {
                         return .sent(
                             SendResult(
                                 delivery: delivery, result: result, elapsed: answeredAt - start, answeredAt: answeredAt, key: key, probe: probe,
-                                cancelled: Task.isCancelled))
+                                cancelled: Task.isCancelled, ticket: ticket))
                     }
                     inFlight += 1
                     return true
-                }
-            }
-            /// Waits for any send to end: this batch's own first, else any of the lane's.
-            func awaitRoomOfUser() async {
-                if inFlight > 0 {
-                    await collectOne()
-                } else {
-                    let seen = load.ended.generation
-                    await load.ended.wait(since: seen, timeout: min(lease.remaining(at: clock.now), .milliseconds(250)))
                 }
             }
             // Every push whose user has a slot starts now; the others wait below, after the lane was told that

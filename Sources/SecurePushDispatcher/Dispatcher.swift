@@ -134,7 +134,9 @@ public final class Dispatcher: Service, Sendable {
     /// the lane has a send to spare (`LaneLoad`); each batch finishes in its own child task, which writes its
     /// outcomes when its last send ends. A slow endpoint holds its own send, never the lane.
     private func runLane(_ lane: Int) async {
-        let load = LaneLoad(limit: configuration.concurrency, perUserLimit: Self.perUserLimit(concurrency: configuration.concurrency))
+        let load = LaneLoad(
+            limit: configuration.concurrency, perUserLimit: Self.perUserLimit(concurrency: configuration.concurrency),
+            slowAfter: configuration.slowSendAfter)
         await withDiscardingTaskGroup { batches in
             await claimLoop(lane, load: load, batches: &batches)
         }

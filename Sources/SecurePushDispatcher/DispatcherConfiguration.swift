@@ -2,8 +2,12 @@ import SecurePushCore
 
 /// How a dispatcher process claims, sends and retries.
 public struct DispatcherConfiguration: Sendable {
-    /// Pushes in flight at once per lane.
+    /// Pushes in flight at once per lane, counting those answered within `slowSendAfter`.
     public var concurrency: Int = 64
+    /// How long a push keeps its slot of the lane's `concurrency`: one still unanswered after this (an endpoint
+    /// that never answers waits for the request timeout) counts as slow and gives its slot back, up to four
+    /// times `concurrency` slow pushes per lane. So endpoints that hang cannot fill a lane.
+    public var slowSendAfter: Duration = .milliseconds(500)
     /// Deliveries claimed per statement.
     public var batchSize: Int = 256
     /// Independent claim/send/complete loops in this process (pipelines database and network time).
