@@ -37,6 +37,15 @@ extension Dispatcher {
         var deferred: [CircuitKey: Deferred] = [:]
     }
 
+    /// The outcome of a delivery not pushed because its address is paused (`FailingDevices`): a retry once the
+    /// pause is over, spending the attempt (or failed, or expired, as the retry policy says).
+    func paused(_ delivery: ClaimedDelivery, for pause: Duration) -> DeliveryCompletion {
+        let result = PushResult.retry(after: pause, reason: "its push address failed its last pushes; paused", scope: .device)
+        let outcome = DeliveryDecision.outcome(
+            for: result, of: delivery.push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
+        return DeliveryCompletion(deliveryID: delivery.id, outcome: outcome)
+    }
+
     /// Why the watcher child ended.
     private enum Watch {
         case shutdownDeadline
@@ -80,6 +89,7 @@ extension Dispatcher {
                     sending.completions.append(outcome(for: sent))
                     if case .sent = sent.result { sealedCounters.record(sent.delivery.push) }
                     if case .tokenInvalid = sent.result { deadTokens.insert(sent.delivery.push.target) }
+                    if !sent.cancelled { failingDevices.record(sent.delivery.push.target, sent.result, at: clock.now) }
                     inFlight -= 1
                     // Freed once its result is recorded (not when the send ends): the next send sees the breaker's verdict.
                     load.end(sent.ticket)
@@ -146,6 +156,13 @@ extension Dispatcher {
                         deferred.ids.append(delivery.id)
                         deferred.delay = max(deferred.delay, retryAfter)
                         sending.deferred[key] = deferred
+                        return true
+                    }
+                    if let pause = failingDevices.pause(of: delivery.push.target, at: clock.now) {
+                        // Its address failed its last pushes: not pushed (no connection, no encryption), and the
+                        // attempt is spent. A probe's slot is given back without a verdict.
+                        if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
+                        sending.completions.append(paused(delivery, for: pause))
                         return true
                     }
                     guard case .started(let ticket) = load.begin(user: delivery.user) else {

@@ -43,6 +43,8 @@ public final class Dispatcher: Service, Sendable {
     let sealedCounters = SealedPushCounters()
     /// Addresses this process was just told are dead: not pushed again before their retirement is written.
     let deadTokens = DeadTokens()
+    /// Addresses whose pushes keep failing: paused before the shared breakers see them.
+    let failingDevices = FailingDevices()
 
     /// Creates a dispatcher for the given providers; deliveries of other platforms wait.
     public init(

@@ -12,8 +12,9 @@ import SecurePushCore
 ///   for the request timeout, 10 s) gives its slot back and counts as slow, so hanging sends, whoever
 ///   registered them, cannot fill the lane;
 /// - slow sends are bounded too (`slowLimit`, four times `limit`); past it, a send stays in its slot;
-/// - one user never has more than `perUserLimit` sends in flight, slow ones included, so one user's slow
-///   endpoints cannot take the lane's capacity (his further pushes wait in their batch while the lane goes on);
+/// - one user never has more than `perUserLimit` sends in flight, slow ones included, and starts none while
+///   `slowPerUserLimit` of them are slow, so one user's slow endpoints cannot take the lane's capacity, nor a
+///   push service connection's streams (his further pushes wait in their batch while the lane goes on);
 ///   and a user with two or more sends in flight does not take the last quarter of the slots (`reserved`):
 ///   however many accounts have a backlog, another user's first push finds a slot.
 final class LaneLoad: Sendable {
@@ -28,20 +29,22 @@ final class LaneLoad: Sendable {
         /// Sends holding a slot (started less than `slowAfter` ago, or kept past it at `slowLimit`).
         var fast: Set<Int> = []
         /// The fast sends in the order they started (ids of ended ones are skipped when met).
-        var starts: [(id: Int, at: ContinuousClock.Instant)] = []
+        var starts: [(id: Int, user: String?, at: ContinuousClock.Instant)] = []
         var startsHead = 0
         /// Sends past `slowAfter` that gave their slot back.
         var slow: Set<Int> = []
         var perUser: [String: Int] = [:]
+        var slowPerUser: [String: Int] = [:]
 
         /// Moves the sends started before `now - slowAfter` from the slots to the slow ones.
         mutating func demote(at now: ContinuousClock.Instant, slowAfter: Duration, slowLimit: Int) {
             while startsHead < starts.count {
-                let (id, at) = starts[startsHead]
+                let (id, user, at) = starts[startsHead]
                 if fast.contains(id) {
                     guard now - at >= slowAfter, slow.count < slowLimit else { break }
                     fast.remove(id)
                     slow.insert(id)
+                    if let user { slowPerUser[user, default: 0] += 1 }
                 }
                 startsHead += 1
             }
@@ -62,6 +65,9 @@ final class LaneLoad: Sendable {
     let limit: Int
     /// One user's sends in flight at most.
     let perUserLimit: Int
+    /// One user's slow sends at most: a user with this many does not start another before one ends, so a few
+    /// accounts' endpoints that never answer hold a bounded number of a push service's connections' streams.
+    let slowPerUserLimit: Int
     /// How long a send keeps its slot.
     let slowAfter: Duration
     /// Slow sends at most.
@@ -76,6 +82,7 @@ final class LaneLoad: Sendable {
         self.limit = max(1, limit)
         self.perUserLimit = max(1, perUserLimit)
         self.slowAfter = slowAfter
+        self.slowPerUserLimit = max(1, self.perUserLimit / 4)
         self.slowLimit = 4 * max(1, limit)
         self.reserved = max(1, limit) / 4
     }
@@ -111,7 +118,7 @@ final class LaneLoad: Sendable {
             guard state.fast.count < limit else { return .laneFull }
             if let user {
                 let current = state.perUser[user, default: 0]
-                guard current < perUserLimit else { return .userFull }
+                guard current < perUserLimit, state.slowPerUser[user, default: 0] < slowPerUserLimit else { return .userFull }
                 // The last quarter of the slots is kept for users with fewer than two sends in flight: a few
                 // users' backlogs never delay another user's first push.
                 guard current < 2 || limit - state.fast.count > reserved else { return .userFull }
@@ -120,7 +127,7 @@ final class LaneLoad: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.fast.insert(id)
-            state.starts.append((id, now))
+            state.starts.append((id, user, now))
             return .started(Ticket(id: id, user: user))
         }
     }
@@ -144,7 +151,10 @@ final class LaneLoad: Sendable {
     /// Frees what `begin(user:)` took.
     func end(_ ticket: Ticket) {
         state.withLockedValue { state in
-            if state.fast.remove(ticket.id) == nil { state.slow.remove(ticket.id) }
+            if state.fast.remove(ticket.id) == nil, state.slow.remove(ticket.id) != nil, let user = ticket.user {
+                let remaining = state.slowPerUser[user, default: 1] - 1
+                state.slowPerUser[user] = remaining > 0 ? remaining : nil
+            }
             if let user = ticket.user {
                 let remaining = state.perUser[user, default: 1] - 1
                 state.perUser[user] = remaining > 0 ? remaining : nil

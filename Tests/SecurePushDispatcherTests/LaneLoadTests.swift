@@ -7,7 +7,8 @@ import Testing
 struct LaneLoadTests {
     @Test("a send unanswered past slowAfter gives its slot back; slow sends still count against their user")
     func slowSendsGiveSlotsBack() {
-        let load = LaneLoad(limit: 2, perUserLimit: 2, slowAfter: .seconds(1))
+        // A share of 8: a user with 2 slow sends (a quarter of it) starts no other.
+        let load = LaneLoad(limit: 2, perUserLimit: 8, slowAfter: .seconds(1))
         let start = ContinuousClock.now
         guard case .started(let first) = load.begin(user: "mallory", at: start),
             case .started = load.begin(user: "mallory", at: start)
@@ -22,13 +23,29 @@ struct LaneLoadTests {
             return
         }
         #expect(load.slowInFlight == 2)
-        #expect(load.begin(user: "mallory", at: later).isUserFull, "slow sends still count against their user")
+        #expect(load.begin(user: "mallory", at: later).isUserFull, "2 slow sends: mallory waits")
         load.end(first)
         #expect(load.slowInFlight == 1)
         guard case .started = load.begin(user: "mallory", at: later) else {
             Issue.record("a slot of mallory's was freed")
             return
         }
+    }
+
+    @Test("a user with a quarter of their share slow starts no other send until one ends")
+    func slowSendsOfOneUser() {
+        let load = LaneLoad(limit: 64, perUserLimit: 16, slowAfter: .seconds(1))
+        let start = ContinuousClock.now
+        var tickets: [LaneLoad.Ticket] = []
+        for _ in 0..<4 {
+            if case .started(let ticket) = load.begin(user: "mallory", at: start) { tickets.append(ticket) }
+        }
+        #expect(tickets.count == 4)
+        let later = start + .seconds(2)
+        #expect(load.begin(user: "mallory", at: later).isUserFull, "4 slow sends: mallory waits")
+        #expect(load.begin(user: "alice", at: later).isStarted)
+        load.end(tickets[0])
+        #expect(load.begin(user: "mallory", at: later).isStarted, "one ended: mallory sends again")
     }
 
     @Test("slow sends are bounded: past four times the lane's limit a hanging send keeps its slot")

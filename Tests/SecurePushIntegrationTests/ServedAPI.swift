@@ -1,6 +1,7 @@
 import Foundation
 import SecurePushFakes
 import SecurePushTestSupport
+import Testing
 
 /// A TCP port on 127.0.0.1 that nothing is bound to now, below the ephemeral range (`LoopbackPort.free()`).
 func freeTCPPort() -> Int {
@@ -31,8 +32,16 @@ func withServedAPI(
     try process.run()
     defer {
         process.terminate()
+        // A server that does not stop is a failure of its own, never a test run that hangs: killed after 30 s.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("the server did not stop within 30 s of SIGTERM (killed); its log: \(log.path)")
+        } else if logFile == nil {
+            try? FileManager.default.removeItem(at: log)
+        }
         process.waitUntilExit()
-        if logFile == nil { try? FileManager.default.removeItem(at: log) }
     }
     do {
         try await body(port)
