@@ -211,7 +211,9 @@ struct PushServiceIsolationTests {
             #expect(openedAfter < 2, "opened \(openedAfter) s after the outage's first pushes")
             served.fake.setDefaultBehavior(nil)
             let pushedIDs = ids
-            try await eventually("every push delivered once the service is back", timeout: .seconds(60)) { pushedIDs.allSatisfy { served.pushed($0) } }
+            try await eventually("every push delivered once the service is back", timeout: .seconds(60)) {
+                pushedIDs.allSatisfy { served.pushed($0) }
+            }
         }
     }
 }
