@@ -56,8 +56,6 @@ extension Dispatcher {
     private enum SendChild {
         case sent(SendResult)
         case watcher(Watch)
-        /// A send of this batch may have given its lane slot back (turned slow): look again.
-        case tick
     }
 
     /// Sends within the lane's bounds (`load`: `concurrency` in flight across the lane's batches, a share of
@@ -79,7 +77,6 @@ extension Dispatcher {
             }
             var inFlight = 0
             var watching = true
-            var ticking = false
             func collectOne() async {
                 guard let next = await group.next() else { return }
                 switch next {
@@ -93,32 +90,20 @@ extension Dispatcher {
                     inFlight -= 1
                     // Freed once its result is recorded (not when the send ends): the next send sees the breaker's verdict.
                     load.end(sent.ticket)
-                case .tick:
-                    ticking = false
                 case .watcher(let watch):
                     watching = false
                     if case .leaseDeadline = watch { sending.cancelledByLease = inFlight }
                     group.cancelAll()
                 }
             }
-            /// Waits for a send to end (this batch's own first, else any of the lane's) or to give its slot back
-            /// (a send unanswered for `LaneLoad.slowAfter`), at most 250 ms.
+            /// Waits for a send to end: this batch's own first, else any of the lane's (at most 250 ms).
             func awaitChange() async {
-                let most = min(lease.remaining(at: clock.now), .milliseconds(250))
-                guard inFlight > 0 else {
+                if inFlight > 0 {
+                    await collectOne()
+                } else {
                     let seen = load.ended.generation
-                    await load.ended.wait(since: seen, timeout: max(load.untilSlotFreed(atMost: most), .milliseconds(1)))
-                    return
+                    await load.ended.wait(since: seen, timeout: max(min(lease.remaining(at: clock.now), .milliseconds(250)), .milliseconds(1)))
                 }
-                if !ticking, watching {
-                    ticking = true
-                    let wait = load.untilSlotFreed(atMost: most)
-                    group.addTask {
-                        try? await Task.sleep(for: max(wait, .milliseconds(1)))
-                        return .tick
-                    }
-                }
-                await collectOne()
             }
             /// Starts `delivery`'s send, or settles it (unstarted, abandoned, deferred); returns false when its
             /// user (or the lane) has no slot and `wait` is false: it is then left for the caller.

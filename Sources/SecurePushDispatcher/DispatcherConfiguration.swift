@@ -2,11 +2,10 @@ import SecurePushCore
 
 /// How a dispatcher process claims, sends and retries.
 public struct DispatcherConfiguration: Sendable {
-    /// Pushes in flight at once per lane, counting those answered within `slowSendAfter`.
+    /// Pushes in flight at once per lane (what a push service gets from a lane at most, also while it hangs).
     public var concurrency: Int = 64
-    /// How long a push keeps its slot of the lane's `concurrency`: one still unanswered after this (an endpoint
-    /// that never answers waits for the request timeout) counts as slow and gives its slot back, up to four
-    /// times `concurrency` slow pushes per lane. So endpoints that hang cannot fill a lane.
+    /// How long before an unanswered push counts as slow: a user with a quarter of their share of the lane
+    /// slow starts no other push until one ends (`LaneLoad`), so endpoints that hang hold little of a lane.
     public var slowSendAfter: Duration = .milliseconds(500)
     /// Deliveries claimed per statement.
     public var batchSize: Int = 256
