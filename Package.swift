@@ -283,7 +283,7 @@ let package = Package(
                 "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer", "SecurePushRelayProtocol",
                 "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
                 .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,
-                .nioFoundationEssentialsCompat, .nioHTTP1, .nioPosix,
+                .nioFoundationEssentialsCompat, .nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),

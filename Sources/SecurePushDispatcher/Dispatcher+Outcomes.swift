@@ -9,8 +9,7 @@ extension Dispatcher {
         let push = sent.delivery.push
         let (seconds, attoseconds) = sent.elapsed.components
         pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let outcome = DeliveryDecision.outcome(
-            for: sent.result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
+        let outcome = decide(sent.result, of: push)
         if outcome.kind != .sent {
             logger.notice(
                 "push not delivered",
@@ -25,6 +24,11 @@ extension Dispatcher {
             )
         }
         return DeliveryCompletion(deliveryID: sent.delivery.id, outcome: outcome, answeredAt: sent.answeredAt)
+    }
+
+    /// What `result` means for `push` now, under the retry policy (with its jitter).
+    func decide(_ result: PushResult, of push: Push) -> DeliveryOutcome {
+        DeliveryDecision.outcome(for: result, of: push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
     }
 
     /// Writes outcomes, releases unstarted claims and those a circuit breaker kept back (after its delay),

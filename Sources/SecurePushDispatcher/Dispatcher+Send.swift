@@ -41,9 +41,7 @@ extension Dispatcher {
     /// pause is over, spending the attempt (or failed, or expired, as the retry policy says).
     func paused(_ delivery: ClaimedDelivery, for pause: Duration) -> DeliveryCompletion {
         let result = PushResult.retry(after: pause, reason: "its push address failed its last pushes; paused", scope: .device)
-        let outcome = DeliveryDecision.outcome(
-            for: result, of: delivery.push, policy: configuration.retry, now: Date(), random: Double.random(in: 0...1))
-        return DeliveryCompletion(deliveryID: delivery.id, outcome: outcome)
+        return DeliveryCompletion(deliveryID: delivery.id, outcome: decide(result, of: delivery.push))
     }
 
     /// Why the watcher child ended.

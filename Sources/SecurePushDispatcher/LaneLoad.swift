@@ -27,10 +27,8 @@ final class LaneLoad: Sendable {
         /// The sends not yet slow, in the order they started (ended ones are skipped when met).
         var starts: [(id: Int, user: String?, at: ContinuousClock.Instant)] = []
         var startsHead = 0
-        /// Sends in flight that are not slow yet.
+        /// Sends in flight that are not slow yet (the others in flight are: unanswered after `slowAfter`).
         var young: Set<Int> = []
-        /// Sends unanswered after `slowAfter`.
-        var slow: Set<Int> = []
         var perUser: [String: Int] = [:]
         var slowPerUser: [String: Int] = [:]
 
@@ -41,7 +39,6 @@ final class LaneLoad: Sendable {
                 if young.contains(id) {
                     guard now - at >= slowAfter else { break }
                     young.remove(id)
-                    slow.insert(id)
                     if let user { slowPerUser[user, default: 0] += 1 }
                 }
                 startsHead += 1
@@ -82,7 +79,7 @@ final class LaneLoad: Sendable {
     var slowInFlight: Int {
         state.withLockedValue { state in
             state.age(at: .now, slowAfter: slowAfter)
-            return state.slow.count
+            return state.inFlight - state.young.count
         }
     }
 
@@ -132,7 +129,7 @@ final class LaneLoad: Sendable {
     func end(_ ticket: Ticket) {
         state.withLockedValue { state in
             state.inFlight -= 1
-            if state.young.remove(ticket.id) == nil, state.slow.remove(ticket.id) != nil, let user = ticket.user {
+            if state.young.remove(ticket.id) == nil, let user = ticket.user {
                 let remaining = state.slowPerUser[user, default: 1] - 1
                 state.slowPerUser[user] = remaining > 0 ? remaining : nil
             }

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import PostgresNIO
 import SecurePushCore
 import SecurePushFakes
@@ -89,14 +88,6 @@ struct PushServiceIsolationTests {
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
     }
 
-    /// A port on 127.0.0.1 nothing listens on (bound, then closed): a connection to it is refused.
-    static func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
-    }
-
     /// Registers one attacking account's 19 Web Push devices: 6 on a closed port, 7 the service never answers
     /// (each push waits for the 10 s timeout), 6 it answers 500 for.
     static func registerAttacker(_ user: String, _ served: Served, closedPort: Int) async throws {
@@ -138,7 +129,8 @@ struct PushServiceIsolationTests {
             for victim in victims { try await served.register(victim, served.fake.subscribe()) }
             let baseline = try await Self.victimLatencies(victims, served, for: .seconds(4))
 
-            let closedPort = try await Self.closedPort()
+            // A port nothing listens on: a connection to it is refused.
+            guard let closedPort = LoopbackPort.free() else { throw TestFailure("no free port on 127.0.0.1") }
             let accounts = (0..<attackers).map { "mallory-\($0)" }
             for account in accounts { try await Self.registerAttacker(account, served, closedPort: closedPort) }
             let attacked = try await withThrowingTaskGroup(of: [Double].self) { group in
