@@ -89,7 +89,10 @@ struct ReadPurgeTests {
                 }
                 // The later read is committed and due, but the cursor may not pass the open one.
                 #expect(try await !Self.purged(db, after), "passed over the read whose transaction is still open")
-                let cursorBefore: Int64 = try await db.scalar("SELECT position FROM securepush.read_purge_cursor")
+                // The cursor's order is (xid, position), as the purge's: positions alone are not monotonic across
+                // sessions (the open read's transaction may have a later xid and a smaller position).
+                let xidBefore: String = try await db.scalar("SELECT xid::text FROM securepush.read_purge_cursor")
+                let positionBefore: Int64 = try await db.scalar("SELECT position FROM securepush.read_purge_cursor")
                 _ = try await open.query("COMMIT", logger: db.logger).collect()
                 try await open.close()
                 try await eventually("both later reads are purged once the open one commits") {
@@ -98,8 +101,9 @@ struct ReadPurgeTests {
                     let afterPurged = try await Self.purged(db, after)
                     return heldPurged && afterPurged
                 }
-                let cursorAfter: Int64 = try await db.scalar("SELECT position FROM securepush.read_purge_cursor")
-                #expect(cursorAfter > cursorBefore)
+                let advanced: Bool = try await db.scalar(
+                    "SELECT (xid, position) > (\(xidBefore)::xid8, \(positionBefore)::bigint) FROM securepush.read_purge_cursor")
+                #expect(advanced, "the cursor moved past (\(xidBefore), \(positionBefore))")
             } catch {
                 try? await open.close()
                 throw error
