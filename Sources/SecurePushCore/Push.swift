@@ -28,11 +28,16 @@ public struct Push: Sendable, Hashable {
     /// The preview and key to seal (`SECUREPUSH_SEALED_PREVIEWS=on` and a device that can open it); `nil`:
     /// the push is id-only, exactly as without the switch.
     public var seal: PushSeal?
+    /// Whether the address's last push failed as a push service's failure would (a timeout, a refused
+    /// connection, a 5xx), set by the dispatcher: providers whose connections carry many devices' pushes send
+    /// it on a connection apart, so what it does to a connection (a timed-out push resets its stream, and a
+    /// push service closes a connection past a rate of resets) cannot fail other devices' pushes.
+    public var quarantined: Bool
 
     /// Creates a push.
     public init(
         kind: PushKind = .notify, notificationID: NotificationID, target: PushTarget, expiresAt: Date, priority: Int = 0, attempt: Int = 1,
-        badge: Int? = nil, urgency: Urgency = .active, collapseID: String? = nil, seal: PushSeal? = nil
+        badge: Int? = nil, urgency: Urgency = .active, collapseID: String? = nil, seal: PushSeal? = nil, quarantined: Bool = false
     ) {
         self.kind = kind
         self.notificationID = notificationID
@@ -44,5 +49,6 @@ public struct Push: Sendable, Hashable {
         self.urgency = urgency
         self.collapseID = collapseID
         self.seal = seal
+        self.quarantined = quarantined
     }
 }

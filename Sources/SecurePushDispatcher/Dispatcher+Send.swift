@@ -156,9 +156,11 @@ extension Dispatcher {
                         await awaitChange()
                         continue
                     }
+                    var push = delivery.push
+                    push.quarantined = failingDevices.hasFailed(push.target)
                     group.addTask {
                         let start = clock.now
-                        let result = await DispatchTracing.push(delivery) { await provider.send(delivery.push) }
+                        let result = await DispatchTracing.push(delivery) { await provider.send(push) }
                         let answeredAt = clock.now
                         return .sent(
                             SendResult(

@@ -45,6 +45,12 @@ final class FailingDevices: Sendable {
         }
     }
 
+    /// Whether `target`'s last push failed as a push service's failure would: its next push goes on a
+    /// connection apart (`Push.quarantined`).
+    func hasFailed(_ target: PushTarget) -> Bool {
+        (addresses.value(for: target)?.failures ?? 0) > 0
+    }
+
     /// How long `target` stays paused, or `nil` when it may be pushed.
     func pause(of target: PushTarget, at now: ContinuousClock.Instant) -> Duration? {
         guard let until = addresses.value(for: target)?.pausedUntil, until > now else { return nil }

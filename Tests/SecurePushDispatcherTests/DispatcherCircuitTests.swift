@@ -164,4 +164,24 @@ struct DispatcherCircuitTests {
         }
         #expect(storm.seenDuringSends.withLockedValue { $0.allSatisfy(\.isEmpty) })
     }
+
+    @Test("a push to an address whose last push failed as a service's failure would goes out quarantined; a device's own trouble does not")
+    func quarantinedAfterFailure() async throws {
+        let queue = InMemoryDeliveryQueue()
+        let seen = NIOLockedValueBox<[String: [Bool]]>([:])
+        let provider = ScriptedProvider { push in
+            let flags = seen.withLockedValue { seen in
+                seen[push.target.token, default: []].append(push.quarantined)
+                return seen[push.target.token]!
+            }
+            guard flags.count <= 2 else { return .sent(messageID: "m") }
+            return .retry(after: nil, reason: "503", scope: push.target.token == "service" ? .provider : .device)
+        }
+        let ids = [queue.add(token: "service"), queue.add(token: "device")]
+        try await DispatcherLaneTests.withDispatcher(queue: queue, providers: [provider], configuration: Self.configuration(failures: 100)) {
+            _, _ in
+            try await DispatcherLaneTests.eventually("both sent") { queue.finished.count == ids.count }
+        }
+        #expect(seen.withLockedValue { $0 } == ["service": [false, true, true], "device": [false, false, false]])
+    }
 }

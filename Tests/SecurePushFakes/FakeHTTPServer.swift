@@ -25,8 +25,12 @@ public final class FakeHTTPServer: Sendable {
     /// `https://127.0.0.1:<port>`.
     public var baseURL: String { "https://127.0.0.1:\(port)" }
 
-    /// Starts a server. `allowHTTP1` adds `http/1.1` to ALPN; `maxConcurrentStreams` is the HTTP/2 setting.
-    public static func start(allowHTTP1: Bool = false, maxConcurrentStreams: Int = 1000, handler: @escaping Handler) async throws -> FakeHTTPServer {
+    /// Starts a server. `allowHTTP1` adds `http/1.1` to ALPN; `maxConcurrentStreams` is the HTTP/2 setting;
+    /// `resetLimit` is how many streams a client may reset (RST_STREAM) in 30 s before the server closes its
+    /// connection (swift-nio-http2's defence against rapid resets, 200 by default, as push services have one).
+    public static func start(
+        allowHTTP1: Bool = false, maxConcurrentStreams: Int = 1000, resetLimit: Int = 200, handler: @escaping Handler
+    ) async throws -> FakeHTTPServer {
         let authority = try TestCertificateAuthority.shared.get()
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMFile(authority.certificateFile).map { .certificate($0) },
@@ -37,10 +41,16 @@ public final class FakeHTTPServer: Sendable {
         let box = ConnectionTable()
         let traffic = FakeTraffic()
         let recorded = traffic.recording(handler)
-        let settings = [
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16384),
         ]
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.streamResetFrameRateLimit.maximumCount = resetLimit
+        stream.streamResetFrameRateLimit.windowLength = .seconds(30)
+        let connectionConfiguration = connection
+        let streamConfiguration = stream
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -51,7 +61,9 @@ public final class FakeHTTPServer: Sendable {
                 }.flatMap {
                     let configureHTTP2: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
                         box.markHTTP2(id)
-                        return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
+                        return channel.configureHTTP2Pipeline(
+                            mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration
+                        ) { stream in
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandler(
                                     FakeHTTP2StreamHandler(connectionID: id, traffic: traffic, handler: recorded))

@@ -60,10 +60,11 @@ public final class FakeWebPushServer: Sendable, StoppableFake {
     /// certificate covers both; endpoint-pinning tests reach it by name).
     public var origins: Set<String> { [origin, "https://localhost:\(server.port)"] }
 
-    /// Starts a fake Web Push service.
-    public static func start() async throws -> FakeWebPushServer {
+    /// Starts a fake Web Push service that closes a connection on which more than `resetLimit` streams were
+    /// reset in 30 s (as push services defend against rapid resets).
+    public static func start(resetLimit: Int = 200) async throws -> FakeWebPushServer {
         let holder = Holder<FakeWebPushServer>()
-        let server = try await FakeHTTPServer.start(allowHTTP1: true) { holder.value?.handle($0) ?? .status(503) }
+        let server = try await FakeHTTPServer.start(allowHTTP1: true, resetLimit: resetLimit) { holder.value?.handle($0) ?? .status(503) }
         let fake = FakeWebPushServer(server: server)
         holder.set(fake)
         return fake

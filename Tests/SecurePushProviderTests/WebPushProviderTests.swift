@@ -13,10 +13,10 @@ struct WebPushFixture {
     static func with<T>(
         requestTimeout: Duration = .seconds(10), allowedHosts: [String] = ["127.0.0.1", "localhost"],
         allowedPrivateNetworks: [IPNetwork] = TestSupport.loopback,
-        resolver: any HostResolver = SystemHostResolver(), envelopes: EnvelopeSettings = EnvelopeSettings(),
+        resolver: any HostResolver = SystemHostResolver(), envelopes: EnvelopeSettings = EnvelopeSettings(), resetLimit: Int = 200,
         _ body: (WebPushFixture) async throws -> T
     ) async throws -> T {
-        let fake = try await FakeWebPushServer.start()
+        let fake = try await FakeWebPushServer.start(resetLimit: resetLimit)
         return try await withShutdown(of: fake) {
             try await TestSupport.withClients { client, pinned in
                 let key = P256.Signing.PrivateKey()

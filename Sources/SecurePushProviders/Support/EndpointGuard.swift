@@ -10,8 +10,9 @@ public struct EndpointGuard: Sendable {
     enum Route: Sendable {
         /// Send through this client to this host (`address` is the one checked).
         case pinned(host: String, address: IPAddress)
-        /// The host is an IP literal that passed the policy: any client connects to it without DNS.
-        case direct
+        /// The host is an IP literal (`address`, spelt `host` in the URL) that passed the policy: any client
+        /// connects to it without DNS.
+        case direct(host: String, address: IPAddress)
     }
 
     let policy: PushEndpointPolicy
@@ -43,7 +44,7 @@ public struct EndpointGuard: Sendable {
     /// Resolves `endpoint`'s host and checks every address. Any non-public address (not allowed) refuses
     /// the device; a failed lookup is retried later.
     func route(_ endpoint: PushEndpoint, label: String, logger: Logger) async -> Result<Route, PushResultError> {
-        if endpoint.address != nil { return .success(.direct) }
+        if let address = endpoint.address { return .success(.direct(host: endpoint.urlHost, address: address)) }
         let host = endpoint.urlHost
         let resolver = self.resolver
         let addresses: [IPAddress]
@@ -71,13 +72,14 @@ public struct EndpointGuard: Sendable {
         return .success(.pinned(host: host, address: chosen))
     }
 
-    /// Runs `body` with the client for `route`: `direct` for an IP literal, else a client pinned to the checked address.
-    func withClient<T>(_ route: Route, direct: HTTPClient, _ body: (HTTPClient) async throws -> T) async throws -> T {
+    /// Runs `body` with the client for `route`: `direct` for an IP literal, else a client pinned to the checked
+    /// address; a `quarantined` push (its address failed lately) always goes through a client of its own.
+    func withClient<T>(_ route: Route, quarantined: Bool, direct: HTTPClient, _ body: (HTTPClient) async throws -> T) async throws -> T {
         switch route {
-        case .direct:
+        case .direct where !quarantined:
             return try await body(direct)
-        case .pinned(let host, let address):
-            return try await clients.withClient(host: host, address: address, body)
+        case .direct(let host, let address), .pinned(let host, let address):
+            return try await clients.withClient(host: host, address: address, quarantined: quarantined, body)
         }
     }
 }

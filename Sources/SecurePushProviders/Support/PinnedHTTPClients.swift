@@ -6,13 +6,16 @@ import SecurePushCore
 /// check and the connect cannot redirect a push (`HTTPClient.Configuration.dnsOverride`: the connection
 /// goes to the address while TLS still verifies, and sends SNI for, the host name).
 ///
-/// One client per (host, address), built from one configuration on the shared event loop group, at most
-/// `capacity` idle ones kept (least recently used evicted; a client in use is never shut down under its
+/// One client per (host, address), and a second one for the pushes to addresses that failed lately
+/// (`Push.quarantined`), so that their connection, not everybody's, is the one a push service closes when
+/// their timed-out streams are reset too often. Built from one configuration on the shared event loop group, at
+/// most `capacity` idle ones kept (least recently used evicted; a client in use is never shut down under its
 /// request). The owner calls `shutdown()` once no provider sends any more.
 public final class PinnedHTTPClients: Sendable {
     struct Key: Hashable {
         var host: String
         var address: IPAddress
+        var quarantined: Bool
     }
 
     struct Entry {
@@ -43,10 +46,12 @@ public final class PinnedHTTPClients: Sendable {
     /// How many clients exist now.
     public var count: Int { state.withLockedValue { $0.entries.count } }
 
-    /// Runs `body` with a client whose connections to `host` go to `address`. `host` must be spelt as the
-    /// request URL's `URL.host` is (the client's override is keyed by it).
-    func withClient<T>(host: String, address: IPAddress, _ body: (HTTPClient) async throws -> T) async throws -> T {
-        let key = Key(host: host, address: address)
+    /// Runs `body` with a client whose connections to `host` go to `address`, apart from the others' when
+    /// `quarantined`. `host` must be spelt as the request URL's `URL.host` is (the client's override is keyed by it).
+    func withClient<T>(
+        host: String, address: IPAddress, quarantined: Bool = false, _ body: (HTTPClient) async throws -> T
+    ) async throws -> T {
+        let key = Key(host: host, address: address, quarantined: quarantined)
         let client = try acquire(key)
         defer { release(key) }
         return try await body(client)

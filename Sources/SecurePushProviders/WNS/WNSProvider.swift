@@ -89,20 +89,23 @@ public struct WNSProvider: PushProvider {
                 try await tokens.tokenForSend(refused: 400...403, refusal: "WNS access token refused; check the client id and secret", logger: logger)
             },
             attempt: { accessToken in
-                await deliver(wire, route: route, accessToken: accessToken, logger: logger)
+                await deliver(wire, route: route, quarantined: push.quarantined, accessToken: accessToken, logger: logger)
             },
             invalidate: { await tokens.invalidate($0) },
             stillRefused: .retry(after: nil, reason: "WNS 401", scope: .device)
         )
     }
 
-    /// One raw notification to the channel (`wire.path`), through the client `route` names; the answer classified.
-    func deliver(_ wire: WireRequest, route: EndpointGuard.Route, accessToken: String, logger: Logger) async -> ProviderVerdict {
+    /// One raw notification to the channel (`wire.path`), through the client `route` names (apart from others'
+    /// when `quarantined`); the answer classified.
+    func deliver(
+        _ wire: WireRequest, route: EndpointGuard.Route, quarantined: Bool, accessToken: String, logger: Logger
+    ) async -> ProviderVerdict {
         var headers: HTTPHeaders = ["authorization": "Bearer \(accessToken)"]
         for header in wire.headers { headers.add(name: header.name, value: header.value) }
         let response: ProviderResponse
         do {
-            response = try await endpoints.withClient(route, direct: transport.httpClient) { client in
+            response = try await endpoints.withClient(route, quarantined: quarantined, direct: transport.httpClient) { client in
                 try await transport.post(wire.path, headers: headers, body: ByteBuffer(bytes: wire.body), client: client, logger: logger)
             }
         } catch {

@@ -78,7 +78,7 @@ public struct WebPushProvider: PushProvider {
         case .failure(let refusal): return refusal.result
         }
         do {
-            let response = try await endpoints.withClient(route, direct: transport.httpClient) { client in
+            let response = try await endpoints.withClient(route, quarantined: push.quarantined, direct: transport.httpClient) { client in
                 try await transport.post(push.target.token, headers: headers, body: ByteBuffer(bytes: body), client: client, logger: logger)
             }
             let result = Self.classify(status: response.status, retryAfter: response.retryAfter)
