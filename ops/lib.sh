@@ -16,15 +16,38 @@ pg_bindir() {
     return 1
 }
 
+# The services enabled now (unit names, sorted; nothing without systemctl).
+_enabled_units() {
+    command -v systemctl >/dev/null 2>&1 || return 0
+    systemctl list-unit-files --state=enabled --no-legend 2>/dev/null | awk '{print $1}' | sort
+}
+
+# Installs Debian packages (as root) without leaving services running or enabled: the packages ops/ installs
+# (PostgreSQL, nginx, HAProxy, Patroni, Prometheus) start a service of their own on a host with systemd, and the
+# project runs its own instances. While installing, /usr/sbin/policy-rc.d (unless the host has one) answers 101
+# ("not allowed") to every start; units the install enabled are disabled afterwards.
+debian_install() {
+    local policy=/usr/sbin/policy-rc.d created=0 code=0 before unit
+    log "installing $* from Debian's packages (their services are neither started nor enabled)"
+    before="$(_enabled_units)"
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && created=1
+    fi
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2; } || code=$?
+    if [ "$created" = 1 ]; then rm -f "$policy"; fi
+    for unit in $(comm -13 <(printf '%s\n' "$before") <(_enabled_units)); do
+        systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    done
+    return "$code"
+}
+
 ensure_postgres() {
     if ! pg_bindir >/dev/null; then
         if [ "$(id -u)" -ne 0 ]; then
             log "PostgreSQL is not installed; install it (Debian: apt-get install postgresql postgresql-contrib) and retry"
             exit 1
         fi
-        log "installing PostgreSQL from Debian's packages"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib >&2
+        debian_install postgresql postgresql-contrib
     fi
     PG_BIN="$(pg_bindir)"
     export PG_BIN

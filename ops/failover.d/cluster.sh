@@ -45,9 +45,7 @@ cluster_install() {
     ensure_postgres
     if ! command -v patroni >/dev/null || ! command -v haproxy >/dev/null || ! command -v nft >/dev/null ||
         ! command -v ip >/dev/null || ! "$CLUSTER_PY" -c 'import pysyncobj' 2>/dev/null; then
-        log "installing patroni, python3-pysyncobj, haproxy, nftables, iproute2 from Debian's packages"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq patroni python3-pysyncobj haproxy nftables iproute2 >&2
+        debian_install patroni python3-pysyncobj haproxy nftables iproute2
     fi
     if ! "$PG_BIN/postgres" --version | grep -q ' 15\.'; then log "note: PostgreSQL is not 15 ($PG_BIN)"; fi
 }
