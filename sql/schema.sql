@@ -416,8 +416,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.clear_quiet_hours(user_id text) RETURNS boolean
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -585,8 +586,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.deactivate_device(device_id uuid, reason text DEFAULT 'unregistered'::text) RETURNS boolean
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -1766,8 +1768,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.register_device(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(device_id uuid, device_secret text)
-    LANGUAGE sql
+    LANGUAGE sql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT r.device_id, r.device_secret FROM securepush.register_device_checked(user_id, platform, token, options) r
 $$;
@@ -1778,8 +1781,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(device_id uuid, device_secret text, rebound_from text)
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 DECLARE
@@ -2134,8 +2138,9 @@ $$;
 --
 
 CREATE FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean) RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $_$
 #variable_conflict use_variable
 DECLARE
@@ -2180,8 +2185,9 @@ $_$;
 --
 
 CREATE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 #variable_conflict use_variable
 BEGIN
@@ -2405,7 +2411,8 @@ $$;
 --
 
 CREATE FUNCTION securepush.user_categories(p_user text) RETURNS TABLE(category text, muted boolean, latest_at timestamp with time zone)
-    LANGUAGE sql STABLE
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT c.category, bool_or(c.muted), max(c.latest_at)
     FROM (

@@ -1,7 +1,7 @@
 -- securepush.clear_quiet_hours: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.clear_quiet_hours(user_id text)
  RETURNS boolean
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
@@ -16,3 +16,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.clear_quiet_hours(user_id text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.clear_quiet_hours(user_id text) TO securepush_accounts;

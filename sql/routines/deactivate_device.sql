@@ -3,7 +3,7 @@
 -- Deactivates a device (its credential stops working) and cancels its pending deliveries.
 CREATE OR REPLACE FUNCTION securepush.deactivate_device(device_id uuid, reason text DEFAULT 'unregistered'::text)
  RETURNS boolean
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
@@ -17,3 +17,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.deactivate_device(device_id uuid, reason text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.deactivate_device(device_id uuid, reason text) TO securepush_accounts;

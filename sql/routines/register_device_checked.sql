@@ -1,7 +1,7 @@
 -- securepush.register_device_checked: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb)
  RETURNS TABLE(device_id uuid, device_secret text, rebound_from text)
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
@@ -61,3 +61,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb) TO securepush_accounts;

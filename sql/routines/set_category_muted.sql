@@ -1,7 +1,7 @@
 -- securepush.set_category_muted: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
@@ -40,3 +40,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.set_category_muted(user_id text, category text, muted boolean) TO securepush_accounts;

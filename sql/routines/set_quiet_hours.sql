@@ -1,7 +1,7 @@
 -- securepush.set_quiet_hours: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone)
  RETURNS void
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 BEGIN
@@ -22,3 +22,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) TO securepush_accounts;

@@ -3,7 +3,7 @@
 -- The categories a user has (in live notifications) or muted, and whether each is muted.
 CREATE OR REPLACE FUNCTION securepush.user_categories(p_user text)
  RETURNS TABLE(category text, muted boolean, latest_at timestamp with time zone)
- LANGUAGE sql STABLE
+ LANGUAGE sql STABLE SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT c.category, bool_or(c.muted), max(c.latest_at)
     FROM (
@@ -19,3 +19,4 @@ AS $function$
     ORDER BY c.category
 $function$;
 REVOKE ALL ON FUNCTION securepush.user_categories(p_user text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.user_categories(p_user text) TO securepush_accounts;
