@@ -157,7 +157,7 @@ let package = Package(
                 "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
                 "SecurePushRelay", "SecurePushRelayProtocol",
                 .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
-                .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers, .tracing,
+                .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers, .nioPosix, .tracing,
             ] + (withOTel ? [.otel] : []),
             swiftSettings: swiftSettings
         ),

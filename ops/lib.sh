@@ -131,7 +131,16 @@ pg_start() {
     local options="-p $port -k $socket_dir -c listen_addresses=127.0.0.1 -c max_connections=300"
     local setting
     for setting in "$@"; do options="$options -c $setting"; done
-    as_pg_user "$user" "$PG_BIN/pg_ctl" -D "$data_dir/db" -l "$data_dir/postgres.log" -o "$options" -w -t 60 start >/dev/null
+    # A cluster already running in this folder is another run's (a second ops/run, say): never share it silently.
+    if as_pg_user "$user" "$PG_BIN/pg_ctl" -D "$data_dir/db" status >/dev/null 2>&1; then
+        log "a PostgreSQL is already running in $data_dir/db (another ops/run of this clone?): stop that one first (Ctrl-C in its terminal), or point this run at it with DATABASE_URL"
+        return 1
+    fi
+    if ! as_pg_user "$user" "$PG_BIN/pg_ctl" -D "$data_dir/db" -l "$data_dir/postgres.log" -o "$options" -w -t 60 start >/dev/null; then
+        log "PostgreSQL did not start on port $port; its log, $data_dir/postgres.log, ends:"
+        tail -n 5 "$data_dir/postgres.log" >&2 || true
+        return 1
+    fi
     if ! "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'securepush'" | grep -q 1; then
         "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" securepush
     fi

@@ -43,6 +43,19 @@ public struct HTTPConfiguration: Sendable {
     /// Abuse and HTTP limits (`SECUREPUSH_AUTH_*`, `SECUREPUSH_*_READ_*`, `SECUREPUSH_TRUSTED_PROXIES`, HTTP limits).
     public var limits: APILimits
 
+    /// The operations routes' own listener (`SECUREPUSH_OPS_PORT`), if any.
+    var operationsListener: ListenerCheck.Listener? {
+        operations.map { ListenerCheck.Listener(host: $0.host, port: $0.port, settings: "SECUREPUSH_OPS_HOST, SECUREPUSH_OPS_PORT") }
+    }
+
+    /// What a process of the API role (`servesAPI`) or a dispatcher-only one listens on: the API's port (which
+    /// also serves the operations routes when they have no listener of their own) and the operations port.
+    func listeners(servesAPI: Bool) -> [ListenerCheck.Listener] {
+        let api = ListenerCheck.Listener(host: host, port: port, settings: "SECUREPUSH_HOST, SECUREPUSH_PORT")
+        guard let operations = operationsListener else { return [api] }
+        return (servesAPI ? [api] : []) + [operations]
+    }
+
     init(values: ConfigurationValues, host: String? = nil, port: Int? = nil) throws {
         self.limits = try Self.limits(values)
         self.demo = try values.choice("SECUREPUSH_DEMO", default: "off", allowed: ["on", "off"]) == "on"

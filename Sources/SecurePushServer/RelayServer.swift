@@ -38,6 +38,9 @@ struct RelayServer {
     }
 
     private func serve(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?, tokenKey: SymmetricKey, migrator: Migrator) async throws {
+        let relayListener = ListenerCheck.Listener(
+            host: configuration.relay.host, port: configuration.relay.port, settings: "SECUREPUSH_RELAY_HOST, SECUREPUSH_RELAY_PORT")
+        try await ListenerCheck.ensureFree([relayListener] + [configuration.http.operationsListener].compactMap { $0 })
         // Request ids and usage counters commit asynchronously (a crash can forget the last fraction of a second:
         // a request id then replayable within its token's minute, a few pushes uncounted); token bindings commit
         // synchronously (`RelayStore.bind`). Two flushes per request were most of the relay's added latency.

@@ -53,6 +53,7 @@ public struct SecurePushServer {
 
     private func run(httpClient: HTTPClient?, pinnedClients: PinnedHTTPClients?) async throws {
         FileDescriptorLimit.raise(toFit: configuration.http.limits.maxConnections, logger: logger)
+        try await ListenerCheck.ensureFree(configuration.http.listeners(servesAPI: configuration.role.runsAPI))
         // The dispatcher's own pool, so claims never queue behind API requests, with the commit mode configured
         // (made here, connecting only once it runs: the relay's provider reads its queue of registrations).
         let dispatcherClient =

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushFakes
 import SecurePushStore
 import SecurePushTestSupport
 import Testing
@@ -35,6 +36,23 @@ struct CommandTests {
             // Nothing was claimed or registered either: no service ran.
             let schema: Bool = try await db.scalar("SELECT to_regnamespace('securepush') IS NOT NULL")
             #expect(!schema, "serve did not create or migrate anything")
+        }
+    }
+
+    @Test("serve on a port another process listens on exits at once, naming the address and its settings, before any service starts")
+    func servePortTaken() async throws {
+        let holder = try await FakeWebPushServer.start()
+        try await withShutdown(of: holder) {
+            try await TestDatabase.with { db in
+                let run = try await Self.serve(db.url.urlString, ["SECUREPUSH_PORT": "\(holder.server.port)"])
+                #expect(run.status != 0)
+                #expect(run.elapsed < .seconds(10))
+                #expect(
+                    run.output.contains("cannot listen on 127.0.0.1:\(holder.server.port) (SECUREPUSH_HOST, SECUREPUSH_PORT): the address is in use"),
+                    "\(run.output)")
+                #expect(!run.output.contains("errno"), "no raw bind error: \(run.output)")
+                #expect(!run.output.localizedCaseInsensitiveContains("warning"), "no service started, so none warned on its way down: \(run.output)")
+            }
         }
     }
 

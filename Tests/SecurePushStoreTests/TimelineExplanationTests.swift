@@ -21,6 +21,14 @@ struct TimelineExplanationTests {
             fetchedAt: nil)
     }
 
+    @Test("an unknown id is never called 'never enqueued' for sure: retention deletes expired notifications with their history")
+    func unknownID() {
+        let lines = TimelineExplanation.explain(NotificationTimeline(notificationID: UUID()), now: Date())
+        #expect(lines.count == 1)
+        #expect(lines[0].contains("never enqueued") && lines[0].contains("retention deleted it") && lines[0].contains("SECUREPUSH_RETENTION"))
+        #expect(!lines[0].contains("does not delete"))
+    }
+
     @Test("a dead token, a retry, a schedule, an expiry and a dispatcher too old to say are each named")
     func sentences() {
         let dead = TimelineExplanation.explain(

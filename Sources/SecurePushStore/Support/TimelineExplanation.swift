@@ -13,7 +13,7 @@ public enum TimelineExplanation {
     public static func explain(_ timeline: NotificationTimeline, now: Date) -> [String] {
         guard timeline.found, let created = timeline.createdAt else {
             return [
-                "No notification with this id: it was never enqueued (the producer's transaction rolled back, or another id was given). SecurePush does not delete notifications, so this is not an old one."
+                "No notification with this id. Either it was never enqueued (the producer's transaction rolled back, or another id was given), or retention deleted it: a notification is deleted with its history SECUREPUSH_RETENTION (7 days by default) after it expires. Nothing of a deleted notification is kept, so SecurePush cannot tell which."
             ]
         }
         var lines = [
