@@ -32,7 +32,8 @@ enum ListenerCheck {
                 )
             } catch let error as IOError where error.errnoCode == EACCES {
                 throw ConfigurationError(
-                    "cannot listen on \(address) (\(listener.settings)): permission denied (ports below 1024 need privileges); choose a port above 1023")
+                    "cannot listen on \(address) (\(listener.settings)): permission denied (ports below 1024 need privileges); choose a port above 1023"
+                )
             } catch {
                 throw ConfigurationError("cannot listen on \(address) (\(listener.settings)): \(error)")
             }
