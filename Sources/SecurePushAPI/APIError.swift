@@ -28,7 +28,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         headers[.cacheControl] = "no-store"
         // Sorted keys: identical errors must be byte-identical (404s may not hint at anything).
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var body = ByteBuffer(bytes: try encoder.encode(["error": ["code": code.text, "message": message]]))
         body.writeInteger(UInt8(ascii: "\n"))
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))

@@ -33,7 +33,7 @@ struct RelayError: Error {
 
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let bytes = (try? encoder.encode(value)) ?? Data("{}".utf8)
         return Response(
             status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

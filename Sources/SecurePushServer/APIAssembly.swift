@@ -46,7 +46,7 @@ public struct APIAssembly: Sendable {
         self.context = APIContext(
             stores: stores,
             userTokens: operationsOnly ? .acceptingNone() : try await configuration.http.makeUserTokenVerifier(),
-            metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }
+            metricsText: { MetricsHelp.annotate(LoggingBootstrap.metricsRegistry.emitToString()) }
         )
         self.context.limits = configuration.http.limits
         self.context.endpointPolicies = configuration.providerSettings.endpointPolicies

@@ -60,7 +60,7 @@ struct RelayServer {
         let api = RelayAPI(
             store: store, forwarder: forwarder, tokenKey: tokenKey, usage: usage,
             readiness: { try await migrator.pending(client: client, logger: logger) },
-            metricsText: { LoggingBootstrap.metricsRegistry.emitToString() }, logger: logger)
+            metricsText: { MetricsHelp.annotate(LoggingBootstrap.metricsRegistry.emitToString()) }, logger: logger)
         // With SECUREPUSH_OPS_PORT, the operations routes have a listener of their own, as every other role's.
         let relayAddress = BindAddress.hostname(configuration.relay.host, port: configuration.relay.port)
         var applications: [any Service] = []

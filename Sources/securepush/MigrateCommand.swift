@@ -32,10 +32,6 @@ struct MigrateCommand: AsyncParsableCommand {
             try await SettingsStore(client: client, logger: logger).write(configuration.deploymentSettings)
             return applied
         }
-        if applied.isEmpty {
-            print("securepush: schema is up to date (\(migrator.migrations.count) migrations)")
-        } else {
-            print("securepush: applied \(applied.joined(separator: ", "))")
-        }
+        print(MigrationSummary.line("securepush", applied: applied, known: migrator.migrations.count))
     }
 }

@@ -25,10 +25,7 @@ struct RelayMigrateCommand: AsyncParsableCommand {
         let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
             try await migrator.migrate(client: client, logger: logger)
         }
-        print(
-            applied.isEmpty
-                ? "securepush relay: schema is up to date (\(migrator.migrations.count) migrations)"
-                : "securepush relay: applied \(applied.joined(separator: ", "))")
+        print(MigrationSummary.line("securepush relay", applied: applied, known: migrator.migrations.count))
     }
 }
 

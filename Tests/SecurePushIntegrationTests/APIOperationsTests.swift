@@ -124,6 +124,13 @@ struct APIOperationsTests {
             #expect(count >= 1, "the delivery counter counted the push: \(sent ?? "missing")")
             #expect(text.contains(#"securepush_push_duration"#))
             #expect(text.contains("# TYPE securepush_deliveries_total counter"))
+            // Every family says what it is (issue 50: most had no # HELP).
+            let lines = text.split(separator: "\n")
+            let undocumented = lines.indices.compactMap { index -> Substring? in
+                guard lines[index].hasPrefix("# TYPE "), let name = lines[index].split(separator: " ").dropFirst(2).first else { return nil }
+                return index > 0 && lines[index - 1].hasPrefix("# HELP \(name) ") ? nil : name
+            }
+            #expect(undocumented.isEmpty, "families without # HELP: \(undocumented)")
             #expect(text.contains("hb_requests") || text.contains("http_requests"), "request metrics are exported")
             #expect(!text.contains("METRIC-PAYLOAD"))
             #expect(!text.contains(device), "no credential in a metric")

@@ -100,7 +100,9 @@ struct CommandTests {
             let environment = ["DATABASE_URL": db.url.urlString, "SECUREPUSH_PROVIDERS": "apns", "SECUREPUSH_DEFAULT_TTL": "3d"]
             let first = try await Self.run(["migrate"], environment: environment)
             #expect(first.status == 0, "\(first.output)")
-            #expect(first.output.contains("securepush: applied 001_core_schema.sql"), "\(first.output)")
+            let bundled = try Migration.bundled()
+            let last = try #require(bundled.last?.name)
+            #expect(first.output.contains("securepush: applied \(bundled.count) migrations, 001_core_schema.sql to \(last)\n"), "\(first.output)")
             let second = try await Self.run(["migrate"], environment: environment)
             #expect(second.status == 0)
             #expect(second.output.contains("securepush: schema is up to date"), "\(second.output)")

@@ -95,7 +95,7 @@ struct SupportLookupTests {
                 let history = try await Self.get(opsPort, "/support/devices/\(device)", token: Self.token)
                 #expect(history.status == 200)
                 #expect(!history.body.contains("ann-phone"))
-                #expect(try Self.explanation(history.body).contains { $0.contains("were fetched by the device") })
+                #expect(try Self.explanation(history.body).contains { $0.contains("fetched by the device") })
 
                 // The terminal says the same.
                 let cli = Process()

@@ -29,6 +29,34 @@ struct TimelineExplanationTests {
         #expect(!lines[0].contains("does not delete"))
     }
 
+    /// A found device with `pushes` accepted pushes, the first `fetched` of them fetched, and `waiting` deliveries.
+    static func device(pushes: Int, fetched: Int, waiting: Int = 0) throws -> DeviceTimeline {
+        var timeline = DeviceTimeline(deviceID: UUID())
+        timeline.found = true
+        timeline.waiting = waiting
+        let ids = (0..<pushes).map { _ in UUID() }
+        let pushRows = ids.map { #"{"notificationID":"\#($0)","kind":"notify","outcome":"sent","attempts":1,"finishedAt":0}"# }
+        timeline.pushes = try JSONDecoder().decode([DeviceTimeline.Push].self, from: Data("[\(pushRows.joined(separator: ","))]".utf8))
+        let fetchRows = ids.prefix(fetched).map { #"{"notificationID":"\#($0)","fetchedAt":0}"# }
+        timeline.fetches = try JSONDecoder().decode([DeviceTimeline.Fetch].self, from: Data("[\(fetchRows.joined(separator: ","))]".utf8))
+        return timeline
+    }
+
+    @Test("a device's counts read as English: one push, one delivery, one fetched among several")
+    func deviceCounts() throws {
+        let cases: [(pushes: Int, fetched: Int, waiting: Int, says: [String])] = [
+            (1, 1, 1, ["1 delivery is waiting for it.", "Its last accepted push was fetched by the device."]),
+            (1, 0, 2, ["2 deliveries are waiting for it.", "Its last accepted push was not fetched by the device (the app did not ask for it)."]),
+            (3, 1, 0, ["Of its last 3 accepted pushes, 1 was fetched by the device; 2 were not (the app did not ask for them)."]),
+            (3, 2, 0, ["Of its last 3 accepted pushes, 2 were fetched by the device; 1 was not (the app did not ask for them)."]),
+            (2, 2, 0, ["Of its last 2 accepted pushes, 2 were fetched by the device."]),
+        ]
+        for row in cases {
+            let lines = TimelineExplanation.explain(try Self.device(pushes: row.pushes, fetched: row.fetched, waiting: row.waiting))
+            for sentence in row.says { #expect(lines.contains(sentence), "\(sentence) in \(lines)") }
+        }
+    }
+
     @Test("a dead token, a retry, a schedule, an expiry and a dispatcher too old to say are each named")
     func sentences() {
         let dead = TimelineExplanation.explain(

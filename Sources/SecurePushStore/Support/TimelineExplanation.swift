@@ -136,14 +136,19 @@ public enum TimelineExplanation {
         }
         if let seen = timeline.lastSeenAt { lines.append("Last seen (a request with its credential) at \(at(seen)).") }
         if timeline.sealing == true { lines.append("Has a sealing key: previews are sealed to it.") }
-        if timeline.waiting > 0 { lines.append("\(timeline.waiting) deliveries are waiting for it.") }
+        if timeline.waiting > 0 {
+            lines.append(timeline.waiting == 1 ? "1 delivery is waiting for it." : "\(timeline.waiting) deliveries are waiting for it.")
+        }
         let sent = timeline.pushes.filter { $0.outcome == "sent" && $0.kind == "notify" }
         let fetched = Set(timeline.fetches.map(\.notificationID))
         if !sent.isEmpty {
             let unfetched = sent.filter { !fetched.contains($0.notificationID) }.count
-            lines.append(
-                "Of its last \(sent.count) accepted pushes, \(sent.count - unfetched) were fetched by the device\(unfetched > 0 ? "; \(unfetched) were not (the app did not ask for them)" : "")."
-            )
+            let fetchedCount = sent.count - unfetched
+            let pushes = sent.count == 1 ? "Its last accepted push" : "Of its last \(sent.count) accepted pushes, \(fetchedCount)"
+            let verb = sent.count == 1 ? (fetchedCount == 1 ? "was" : "was not") : (fetchedCount == 1 ? "was" : "were")
+            let rest = sent.count > 1 && unfetched > 0 ? "; \(unfetched) \(unfetched == 1 ? "was" : "were") not (the app did not ask for them)" : ""
+            let why = sent.count == 1 && unfetched == 1 ? " (the app did not ask for it)" : ""
+            lines.append("\(pushes) \(verb) fetched by the device\(why)\(rest).")
         }
         if let refusal = timeline.events.first(where: { ["throttled", "token_invalid", "device_retired", "device_revoked"].contains($0.event) }) {
             lines.append("Latest refusal or retirement: \(refusal.event) at \(at(refusal.at))\(refusal.reason.map { " (\($0))" } ?? "").")
