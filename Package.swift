@@ -83,6 +83,8 @@ let package = Package(
         .target(
             name: "SecurePushClient",
             dependencies: [.product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux]))],
+            // Its own package too (clients/swift/Package.swift): an app adds that one, without the server's dependencies.
+            path: "clients/swift/Sources/SecurePushClient",
             swiftSettings: swiftSettings
         ),
         .target(
