@@ -1,6 +1,6 @@
 import SecurePushStore
 
-/// The API's abuse limits and HTTP limits (see the README's configuration table).
+/// The API's abuse limits and HTTP limits (see docs/configuration.md).
 public struct APILimits: Sendable {
     /// Throttling of failed device-credential and user-token attempts, per client address and device.
     public var authThrottle = AuthThrottlePolicy()

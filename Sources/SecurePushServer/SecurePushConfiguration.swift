@@ -5,7 +5,7 @@ import SecurePushDispatcher
 import SecurePushStore
 
 /// Everything a SecurePush process is configured with, read from environment variables
-/// (command-line flags are merged over them first). See the README's configuration table.
+/// (command-line flags are merged over them first). See docs/configuration.md.
 public struct SecurePushConfiguration: Sendable {
     /// The database and the settings every command shares.
     public var database: DatabaseConfiguration

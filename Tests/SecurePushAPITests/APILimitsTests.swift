@@ -4,17 +4,17 @@ import Testing
 
 @testable import SecurePushAPI
 
-/// The API limits' defaults are the ones the README's configuration table documents.
+/// The API limits' defaults are the ones the configuration table (docs/configuration.md) documents.
 @Suite("API limits defaults")
 struct APILimitsTests {
-    /// The backticked defaults of the README configuration row whose first cell is exactly `names`.
+    /// The backticked defaults of the configuration row (docs/configuration.md) whose first cell is exactly `names`.
     static func documented(_ names: String) throws -> [String] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
+            .deletingLastPathComponent().appendingPathComponent("docs/configuration.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         let row = try #require(
             text.split(separator: "\n").map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
-                .first { $0.count >= 2 && $0[0] == names }, "README has no row \(names)")
+                .first { $0.count >= 2 && $0[0] == names }, "docs/configuration.md has no row \(names)")
         return row[1].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
     }
 
@@ -25,7 +25,7 @@ struct APILimitsTests {
         return .seconds(count * unit)
     }
 
-    @Test("each default matches the README's configuration table")
+    @Test("each default matches the configuration table in docs/configuration.md")
     func defaultsAreDocumented() throws {
         let limits = APILimits()
         let auth = try Self.documented("`SECUREPUSH_AUTH_FREE_FAILURES` / `SECUREPUSH_AUTH_FAILURE_WINDOW`")
