@@ -15,8 +15,11 @@ struct PushTypeTests {
         // `urgency` is a fixed word and `collapseID` a 32-hex-digit digest computed in the database: neither can hold content.
         // `seal` holds the producer-approved preview (never the payload), which the envelopes only put on the wire sealed
         // to the device (SealedPreviewTests: no preview byte in any capture); it is nil unless SECUREPUSH_SEALED_PREVIEWS=on.
+        // `quarantined` is a flag the dispatcher sets (which connection carries the push), never content.
         #expect(
-            labels.sorted() == ["attempt", "badge", "collapseID", "expiresAt", "kind", "notificationID", "priority", "seal", "target", "urgency"])
+            labels.sorted() == [
+                "attempt", "badge", "collapseID", "expiresAt", "kind", "notificationID", "priority", "quarantined", "seal", "target", "urgency",
+            ])
         #expect(push.seal == nil, "id-only unless the claim seals")
         let seal = PushSeal(previewJSON: "{}", key: nil)
         // `sealed`: a value a self-hosted server already sealed to the device, as a push relay receives it
