@@ -45,7 +45,9 @@ public struct RelayAPI: Sendable {
 
     /// Which routes a listener serves.
     public enum Routes: Sendable {
-        /// The relay API and the operations routes (one listener).
+        /// The relay API and the probes (`/healthz`, `/readyz`) on one listener, when there is no operations
+        /// listener: `/status` and `/metrics`, which name every installation and its counts, are served on the
+        /// operations listener (`SECUREPUSH_OPS_PORT`) alone, never where installations connect (issue 48).
         case all
         /// The relay API alone (`SECUREPUSH_OPS_PORT` serves the operations routes).
         case relay
@@ -58,7 +60,8 @@ public struct RelayAPI: Sendable {
         let router = Router(context: BasicRequestContext.self)
         var methods: [String: [HTTPRequest.Method]] = [:]
         if routes != .operations { methods["/v1/relay/pushes"] = [.post]; methods["/v1/relay/tokens"] = [.post] }
-        if routes != .relay { for path in ["/healthz", "/readyz", "/status", "/metrics"] { methods[path] = [.get, .head] } }
+        if routes != .relay { for path in ["/healthz", "/readyz"] { methods[path] = [.get, .head] } }
+        if routes == .operations { for path in ["/status", "/metrics"] { methods[path] = [.get, .head] } }
         router.add(middleware: RelayMethodNotAllowed(methods: methods))
         if routes != .operations {
             router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
@@ -67,6 +70,7 @@ public struct RelayAPI: Sendable {
         guard routes != .relay else { return router }
         router.get("/healthz") { _, _ in RelayError.json(["status": "ok"]) }
         router.get("/readyz") { _, _ in await self.answer { try await self.ready() } }
+        guard routes == .operations else { return router }
         router.get("/status") { _, _ in await self.answer { try await self.status() } }
         router.get("/metrics") { _, _ in
             Response(
@@ -154,7 +158,8 @@ public struct RelayAPI: Sendable {
                 digests: digests)
             switch admission {
             case .admitted(let bound, let wait, let counted):
-                if !counted, wait <= 0 { usage.add(signed.installation, bound.count) }
+                // Each push counts, a token named twice in a batch twice (as the quota counts them in `admit`).
+                if !counted, wait <= 0 { usage.add(signed.installation, digests.filter(bound.contains).count) }
                 return (bound, wait)
             case .disabled: throw RelayError.disabled
             case .replay: throw RelayError.unauthorized

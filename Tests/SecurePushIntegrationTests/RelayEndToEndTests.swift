@@ -183,6 +183,10 @@ struct RelayEndToEndTests {
         try await eventually("the relay answers", timeout: .seconds(30)) {
             (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
         }
+        // Without an operations listener, the relay's port has the probes but never lists installations (issue 48).
+        for path in ["/status", "/metrics"] {
+            #expect(try await DispatcherOperationsTests.get(port, path).status == 404, "\(path) on the relay's own port")
+        }
         try await body(process)
     }
 

@@ -22,6 +22,8 @@ struct RelayTests {
 
     struct Relay: Sendable {
         let port: Int
+        /// The operations listener (`SECUREPUSH_OPS_PORT`), when the relay has one.
+        var opsPort: Int? = nil
         let db: TestDatabase
         let apns: FakeAPNsServer
         var fcm: FakeFCMServer? = nil
@@ -139,12 +141,15 @@ struct RelayTests {
         try await withFakes { apns, fcm, apnsSettings in
             try await TestDatabase.with { db in
                 let port = freeTCPPort()
-                let environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
+                let opsPort = freeTCPPort()
+                var environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
+                environment["SECUREPUSH_OPS_PORT"] = "\(opsPort)"
                 try await withServedAPI(db, role: "relay", environment: environment.merging(extra) { $1 }, logFile: logFile) { _ in
                     try await eventually("the relay answers", timeout: .seconds(30)) {
-                        (try? await DispatcherOperationsTests.get(port, "/healthz"))?.status == 200
+                        (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
                     }
-                    try await body(Relay(port: port, db: db, apns: apns, fcm: fcm, environment: environment))
+                    #expect(try await DispatcherOperationsTests.get(port, "/healthz").status == 404, "probes on the operations port only")
+                    try await body(Relay(port: port, opsPort: opsPort, db: db, apns: apns, fcm: fcm, environment: environment))
                 }
             }
         }
@@ -181,13 +186,17 @@ struct RelayTests {
 
             // /metrics: outcomes, and pushes per installation for the top installations plus a total (bounded).
             try await eventually("per-installation metrics", timeout: .seconds(10)) {
-                let metrics = (try? await DispatcherOperationsTests.get(relay.port, "/metrics"))?.body ?? ""
+                let metrics = (try? await DispatcherOperationsTests.get(relay.opsPort ?? relay.port, "/metrics"))?.body ?? ""
                 return metrics.contains(#"securepush_relay_installation_pushes{installation="hospital-a"} 1"#)
                     && metrics.contains(#"securepush_relay_installation_pushes{installation="_total"} 1"#)
                     && metrics.contains(#"securepush_relay_pushes_total{outcome="sent"} 1"#)
             }
-            let status = try await DispatcherOperationsTests.get(relay.port, "/status")
+            let status = try await DispatcherOperationsTests.get(relay.opsPort ?? relay.port, "/status")
             #expect(status.body.contains(#""name":"hospital-a""#) && status.body.contains(#""pushes_last_hour":1"#), "\(status.body)")
+            // Where installations connect, no listing of them (issue 48): the operations routes are on their own port.
+            for path in ["/status", "/metrics", "/healthz"] {
+                #expect(try await DispatcherOperationsTests.get(relay.port, path).status == 404, "\(path) on the relay's port")
+            }
 
             relay.apns.script(token: tokenA, .reject(status: 410, reason: "Unregistered"))
             #expect(try await relay.push(tokenA, as: a)?.outcome == .tokenInvalid)
@@ -256,6 +265,41 @@ struct RelayTests {
                     UNION ALL SELECT row_to_json(r)::text FROM securepush_relay.request_ids r) rows
                 """)
             #expect(dump.contains("clinic") && !dump.lowercased().contains(token.lowercased()), "no token in the relay's tables")
+        }
+    }
+
+    @Test("quotas count pushes: one token named 11 times is over a quota of 10 a minute, 10 times fits; unlimited usage counts each too")
+    func quotaCountsPushes() async throws {
+        try await Self.withRelay { relay in
+            let limited = try await relay.add("lab", ["--pushes-per-minute", "10"])
+            let unlimited = try await relay.add("ward")
+            let token = hexToken()
+            #expect(try await relay.bind([token], as: limited) == 200)
+            let other = hexToken()
+            #expect(try await relay.bind([other], as: unlimited) == 200)
+            func batch(_ count: Int, to token: String) -> RelayPushBatch {
+                RelayPushBatch(
+                    pushes: (0..<count).map { _ in
+                        RelayPush(
+                            Push(
+                                notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+                                expiresAt: Date().addingTimeInterval(60)))
+                    })
+            }
+            // Issue 48: the quota counted distinct tokens, so 500 pushes naming one token took 1.
+            let over = try await relay.post("/v1/relay/pushes", batch(11, to: token), as: limited)
+            #expect(over.status == 429 && over.retryAfter != nil, "11 pushes are 11 of a quota of 10: \(over.status) \(over.body)")
+            let fits = try await relay.post("/v1/relay/pushes", batch(10, to: token), as: limited)
+            #expect(fits.status == 200, "a refused batch took nothing of the quota: \(fits.status) \(fits.body)")
+            #expect(try await relay.post("/v1/relay/pushes", batch(1, to: token), as: limited).status == 429, "the quota is used up")
+
+            // Without a quota, the relay counts in memory and adds every second: each push counts too.
+            #expect(try await relay.post("/v1/relay/pushes", batch(7, to: other), as: unlimited).status == 200)
+            try await relay.db.eventually("the unlimited installation's 7 pushes are counted", timeout: .seconds(10)) {
+                let counted: Int64 = try await relay.db.scalar(
+                    "SELECT coalesce(sum(pushes), 0)::bigint FROM securepush_relay.usage WHERE installation_id = \(unlimited.id)")
+                return counted == 7
+            }
         }
     }
 

@@ -19,8 +19,10 @@ struct MigrationManifestTests {
 
     /// A checksum list's lines in order, in `sha256sum` format (`<hex>  <file>`, or `<hex> *<file>`);
     /// lines starting with `#` are comments. `text` is the file's content when it is not read from `sql/`.
-    static func checksumLines(of fileName: String, text: String? = nil) throws -> [(checksum: String, name: String)] {
-        let text = try text ?? String(contentsOf: sqlDirectory.appendingPathComponent(fileName), encoding: .utf8)
+    static func checksumLines(of fileName: String, text: String? = nil, in directory: URL = sqlDirectory) throws -> [(
+        checksum: String, name: String
+    )] {
+        let text = try text ?? String(contentsOf: directory.appendingPathComponent(fileName), encoding: .utf8)
         var lines: [(checksum: String, name: String)] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() where !line.hasPrefix("#") {
             let parts = line.split(separator: " ", maxSplits: 1)
@@ -36,10 +38,10 @@ struct MigrationManifestTests {
     }
 
     /// Every migration file in `sql/` (`NNN_name.sql`; not `schema.sql`), as `Migration`s made from the exact file bytes.
-    static func files() throws -> [Migration] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: sqlDirectory.path).filter(Migration.isMigrationFileName).sorted()
+    static func files(in directory: URL = sqlDirectory) throws -> [Migration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter(Migration.isMigrationFileName).sorted()
         return try names.map { name in
-            let data = try Data(contentsOf: sqlDirectory.appendingPathComponent(name))
+            let data = try Data(contentsOf: directory.appendingPathComponent(name))
             let sql = String(decoding: data, as: UTF8.self)
             // The checksum the database records is of the text's UTF-8: it equals sha256sum's only for valid UTF-8.
             guard Data(sql.utf8) == data else { throw ManifestError("sql/\(name) is not valid UTF-8") }
