@@ -130,6 +130,39 @@ struct BatchedReadTests {
         }
     }
 
+    @Test("a listing with payloads answers a notification a producer holds as it stands, unmarked, and marks the rest, without waiting")
+    func heldRowsDoNotStallListings() async throws {
+        try await TestDatabase.with { db in
+            let ada = try await Self.device(db, user: "list-ada", token: "list-ada", secret: [3])
+            let held = try await db.enqueue(user: "list-ada", payload: #"{"n":1}"#)
+            let free = try await db.enqueue(user: "list-ada", payload: #"{"n":2}"#)
+            let store = NotificationStore(client: db.client, logger: db.logger)
+            let proof = DeviceProof(deviceID: ada, secret: [3], throttleKeys: ["addr:l"])
+            try await db.client.withConnection { producer in
+                _ = try await producer.query("BEGIN", logger: db.logger).collect()
+                _ = try await producer.query("SELECT * FROM securepush.cancel(\(held))", logger: db.logger).collect()
+                // Before issue 47's item 2 was finished, the listing waited for the producer's commit, here forever.
+                let access = try await withThrowingTaskGroup(of: DeviceAccess<[NotificationSummary]>?.self) { group in
+                    group.addTask { try await store.list(as: proof, unreadOnly: false, limit: 10, after: nil, payloads: true) }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(15))
+                        return nil
+                    }
+                    let first = try await group.next()!
+                    group.cancelAll()
+                    return try #require(first, "the listing waited for the producer's open transaction")
+                }
+                guard case .granted(_, let items) = access else { throw TestFailure("the device was refused") }
+                #expect(Set(items.map(\.notification.id)) == [held, free], "both listed, the held one as it stands")
+                let marked: [UUID] = try await db.client.query(
+                    "SELECT id FROM securepush.notifications WHERE read_at IS NOT NULL", logger: db.logger
+                ).collect().map { try $0.decode(UUID.self) }
+                #expect(marked == [free], "the held one is not marked")
+                _ = try await producer.query("ROLLBACK", logger: db.logger).collect()
+            }
+        }
+    }
+
     @Test("concurrent fetches through the store, one statement at a time: each reads its own")
     func concurrentFetchesGather() async throws {
         try await TestDatabase.with { db in

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushProviders
 import SecurePushStore
 import SecurePushTestSupport
 import Testing
@@ -69,6 +70,48 @@ struct VocabularyTests {
                 seen == Set(Self.wordLists.keys),
                 "word lists named here but not in the schema: \(Set(Self.wordLists.keys).subtracting(seen).sorted())")
         }
+    }
+
+    /// Every word list a routine body spells (`IN ('a', 'b')`, `ARRAY['a', 'b']`) and its home: the Swift cases it
+    /// must list (computed from the type, so a case added in Swift fails here until the SQL lists it), or why SQL
+    /// alone owns the words. A list in a routine that is not here fails `routineWordLists`.
+    static let routineLists: [(words: Set<String>, home: String)] = [
+        (Set(Urgency.allCases.map(\.rawValue)), "Urgency.allCases (enqueue.sql)"),
+        (Set(Urgency.allCases.filter { !$0.respectsQuietHours }.map(\.rawValue)), "Urgency.respectsQuietHours (fan_out_batch.sql, release_at.sql)"),
+        (Set(Platform.allCases.map(\.rawValue)), "Platform.allCases (validate_device_options.sql)"),
+        (Set(Platform.allCases.filter(\.sealsItsOwnMessage).map(\.rawValue)), "Platform.sealsItsOwnMessage (set_sealing_key.sql)"),
+        (Set(PushStyle.allCases.map(\.rawValue)), "PushStyle.allCases (validate_device_options.sql)"),
+        (Set([DeliveryState.scheduled, .pending].map(\.rawValue)), "DeliveryState: the states a delivery waits in"),
+        (Set([AuditEvent.sealingKeySet, .sealingKeyCleared].map(\.rawValue)), "AuditEvent: the sealing key's events"),
+        (["production", "sandbox"], "SQL's own: an APNs device's environment option (validate_device_options.sql is its home)"),
+        (["very-low", "low", "normal", "high"], "SQL's own: RFC 8030's Urgency words, a Web Push device's option"),
+        (["p256dh", "auth", "urgency"], "SQL's own: a Web Push device's option keys"),
+        (["environment", "push_style", "topic"], "SQL's own: an APNs device's option keys"),
+        (["push_style", "topic"], "SQL's own: the option keys of a relayed APNs device"),
+        (["project"], "SQL's own: an FCM device's option key"),
+        (["devices", "token", "category_mutes", "relay_platforms"], "SQL's own: lock_slot's kinds"),
+        (["sync", "quorum"], "PostgreSQL's: pg_stat_replication.sync_state"),
+        (["INSERT", "UPDATE"], "PostgreSQL's: TG_OP"),
+        (["UPDATE", "DELETE"], "PostgreSQL's: TG_OP"),
+    ]
+
+    @Test("every word list a routine body spells is one whose home is named here, and equals its Swift type's cases")
+    func routineWordLists() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sql/routines")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(files.count > 50, "the routine files were found: \(files.count)")
+        let list = try Regex(#"(?:IN \(|ARRAY\[)('[^']*'(?:\s*,\s*'[^']*')*)[)\]]"#)
+        var found = 0
+        for file in files {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: list) {
+                guard let words = match.output[1].substring.map({ Self.quotedWords(String($0)) }) else { continue }
+                found += 1
+                #expect(Self.routineLists.contains { $0.words == words }, "\(file) spells \(words.sorted()): name its home in routineLists")
+            }
+        }
+        #expect(found >= 17, "the lists were found: \(found)")
     }
 
     @Test("validate_device accepts every Swift platform and names exactly them when refusing one")
