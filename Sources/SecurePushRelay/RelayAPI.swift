@@ -192,8 +192,10 @@ public struct RelayAPI: Sendable {
             guard let platform = Platform(rawValue: token.platform), RelayPush.relayedPlatforms.contains(platform) else {
                 throw RelayError.badRequest("platform \(token.platform) is not relayed (apns, fcm and wns are; Web Push needs no relay)")
             }
-            guard RelayPushLimits.tokenLengths.contains(token.token.unicodeScalars.count) else {
-                throw RelayError.badRequest("a token is empty or longer than 4096 characters")
+            do {
+                try RelayPushLimits.check(token: token.token, platform: platform)
+            } catch let error as RelayWireError {
+                throw RelayError.badRequest(error.description)
             }
         }
         _ = try await admit(signed, digests: [])

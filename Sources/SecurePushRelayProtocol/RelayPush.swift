@@ -61,9 +61,7 @@ public struct RelayPush: Codable, Sendable, Hashable {
             throw RelayWireError("platform \(platform) is not relayed (apns, fcm and wns are; Web Push needs no relay)")
         }
         guard let urgency = Urgency(rawValue: urgency) else { throw RelayWireError("urgency \(urgency) is unknown") }
-        guard RelayPushLimits.tokenLengths.contains(token.unicodeScalars.count) else {
-            throw RelayWireError("the token is empty or longer than 4096 characters")
-        }
+        try RelayPushLimits.check(token: token, platform: platform)
         try RelayPushLimits.check(options: options, platform: platform)
         try RelayPushLimits.check(expires: expires, now: now)
         try RelayPushLimits.check(priority: priority, attempt: attempt, badge: badge)

@@ -23,6 +23,43 @@ public enum RelayPushLimits {
     /// The longest option value (as `securepush.validate_device_options`).
     public static let maxOptionLength = 512
 
+    /// Refuses a token `platform` could not have issued, by the rules `securepush.validate_device_options` applies at
+    /// registration (issue 48: a relay took tokens with CR/LF): 1 to 4096 characters and nothing but printable
+    /// ASCII; an APNs token an even number of hexadecimal digits (32 to 400), an FCM token 20 or more of
+    /// `A-Z a-z 0-9 _ : . -`, a WNS channel an `https://host[:port]/…` URI. The message never names the token.
+    public static func check(token: String, platform: Platform) throws {
+        guard tokenLengths.contains(token.unicodeScalars.count) else {
+            throw RelayWireError("the token is empty or longer than 4096 characters")
+        }
+        guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw RelayWireError("the token has a character outside printable ASCII")
+        }
+        let valid: Bool
+        switch platform {
+        case .apns:
+            valid = (32...400).contains(token.count) && token.count % 2 == 0 && token.allSatisfy(\.isHexDigit)
+        case .fcm:
+            valid = token.count >= 20 && token.allSatisfy { $0.isLetter || $0.isNumber || "_:.-".contains($0) }
+        case .wns:
+            valid = isChannelURI(token)
+        default:
+            valid = false
+        }
+        guard valid else { throw RelayWireError("the token is not a \(platform.rawValue) token") }
+    }
+
+    /// Whether `value` starts `https://host[:port]/` (host: letters, digits, `.` and `-`).
+    static func isChannelURI(_ value: String) -> Bool {
+        guard value.hasPrefix("https://") else { return false }
+        let rest = value.dropFirst("https://".count)
+        guard let slash = rest.firstIndex(of: "/") else { return false }
+        let authority = rest[..<slash].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let host = authority.first, !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-".contains($0) }) else {
+            return false
+        }
+        return authority.count == 1 || (!authority[1].isEmpty && authority[1].allSatisfy(\.isNumber))
+    }
+
     /// Refuses an expiry more than `expiredGrace` in the past or more than `longestTTL` ahead of `now`.
     public static func check(expires: Int64, now: Date) throws {
         let seconds = now.timeIntervalSince1970

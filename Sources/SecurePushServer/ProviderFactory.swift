@@ -56,11 +56,11 @@ public enum ProviderFactory {
             try await body(httpClient, pinnedClients)
         } catch {
             await pinnedClients?.shutdown()
-            try? await httpClient?.shutdown()
+            await httpClient?.shutdown(within: .seconds(5))
             throw error
         }
         await pinnedClients?.shutdown()
-        try await httpClient?.shutdown()
+        await httpClient?.shutdown(within: .seconds(5))
     }
 
     /// One provider per configured platform, real ones using `httpClient` and, for Web Push and WNS,

@@ -303,6 +303,31 @@ struct RelayTests {
         }
     }
 
+    @Test("a new installation's tokens are capped by default; tokens no platform issues are refused; the audit is pruned after 90 days")
+    func defaultsThatHold() async throws {
+        try await Self.withRelay { relay in
+            let a = try await relay.add("capped")
+            let cap: Int64? = try await relay.db.scalar("SELECT max_tokens::bigint FROM securepush_relay.installations WHERE id = \(a.id)")
+            #expect(cap == 100_000, "issue 48: an installation added without --max-tokens bound without limit")
+            let injected = try await relay.post(
+                "/v1/relay/tokens", RelayTokenChanges(bind: [RelayToken(platform: "apns", token: hexToken() + "\r\nx-injected: 1")]), as: a)
+            #expect(injected.status == 400 && !injected.body.contains("injected"), "refused, without echoing the token: \(injected.body)")
+            #expect(try await relay.bind([hexToken()], as: a) == 200)
+
+            try await relay.db.execute(
+                """
+                INSERT INTO securepush_relay.audit (at, event, installation_id)
+                VALUES (now() - interval '91 days', 'quota_set', \(a.id)), (now() - interval '89 days', 'quota_set', \(a.id))
+                """)
+            _ = try await relay.db.scalar("SELECT securepush_relay.prune()", as: Int32.self)
+            let old: Int64 = try await relay.db.scalar(
+                "SELECT count(*)::bigint FROM securepush_relay.audit WHERE installation_id = \(a.id) AND at < now() - interval '90 days'")
+            let kept: Int64 = try await relay.db.scalar(
+                "SELECT count(*)::bigint FROM securepush_relay.audit WHERE installation_id = \(a.id) AND at < now() - interval '88 days'")
+            #expect(old == 0 && kept == 1, "the 91-day-old row pruned, the 89-day-old one kept")
+        }
+    }
+
     @Test("a push with any field out of range is refused on its own; the relay stays up and the next push goes through (issue 45)")
     func outOfRangeFields() async throws {
         try await Self.withRelay { relay in

@@ -45,6 +45,34 @@ struct RelayPushLimitsTests {
                 $0.platform = "fcm"; $0.token = String(repeating: "t", count: 40); $0.options = ["project": "a/b"]
             }
         ),
+        // Issue 48: tokens no platform issues (a CR/LF header injection among them) are refused, never relayed.
+        ("token", { $0.token = String(repeating: "ab", count: 16) + "\r\nx-injected: 1" }),
+        ("token", { $0.token = String(repeating: "zz", count: 32) }), ("token", { $0.token = String(repeating: "a", count: 33) }),
+        ("token", { $0.token = "" }), ("token", { $0.token = String(repeating: "ab", count: 2_049) }),
+        (
+            "token",
+            {
+                $0.platform = "fcm"; $0.token = "short"
+            }
+        ),
+        (
+            "token",
+            {
+                $0.platform = "fcm"; $0.token = String(repeating: "t", count: 30) + " x"
+            }
+        ),
+        (
+            "token",
+            {
+                $0.platform = "wns"; $0.token = "http://db5.notify.windows.com/?token=x"
+            }
+        ),
+        (
+            "token",
+            {
+                $0.platform = "wns"; $0.token = "https://db5.notify.windows.com"
+            }
+        ),
     ]
 
     @Test("every out-of-range field is refused with a message that names it", arguments: outOfRange.indices)
@@ -57,6 +85,12 @@ struct RelayPushLimitsTests {
     @Test("the limits keep what a self-hosted server sends: its options, a past expiry within a day, a clear of 20, priorities and badges")
     func accepted() throws {
         _ = try Self.relayPush().push(now: Self.now)
+        _ = try Self.relayPush {
+            $0.platform = "fcm"; $0.token = "fcm:APA91b-Ab_cD.ef" + String(repeating: "x", count: 140)
+        }.push(now: Self.now)
+        _ = try Self.relayPush {
+            $0.platform = "wns"; $0.token = "https://db5.notify.windows.com/?token=AwYAAAB%2bq"
+        }.push(now: Self.now)
         _ = try Self.relayPush { $0.options = ["environment": "sandbox", "push_style": "silent", "topic": "com.example.app"] }.push(now: Self.now)
         _ = try Self.relayPush { $0.expires = Int64(Self.now.timeIntervalSince1970) - 3600 }.push(now: Self.now)
         _ = try Self.relayPush { $0.clear = (0..<20).map { _ in UUID() } }.push(now: Self.now)

@@ -33,6 +33,9 @@ public final class PinnedHTTPClients: Sendable {
         var isShutDown = false
     }
 
+    /// The longest wait for one client's shutdown (`HTTPClient.shutdown(within:)`).
+    static let shutdownGrace: Duration = .seconds(5)
+
     private let configuration: HTTPClient.Configuration
     private let capacity: Int
     private let state = NIOLockedValueBox(State())
@@ -65,7 +68,7 @@ public final class PinnedHTTPClients: Sendable {
             state.entries = [:]
             return (clients, Array(state.retiring.values))
         }
-        for client in clients { try? await client.shutdown() }
+        for client in clients { await client.shutdown(within: Self.shutdownGrace) }
         for task in retiring { await task.value }
     }
 
@@ -104,7 +107,7 @@ public final class PinnedHTTPClients: Sendable {
             state.evictions += 1
             let number = state.evictions
             state.retiring[number] = Task {
-                try? await client.shutdown()
+                await client.shutdown(within: Self.shutdownGrace)
                 self.state.withLockedValue { _ = $0.retiring.removeValue(forKey: number) }
             }
         }
