@@ -141,7 +141,8 @@ extension Dispatcher {
                         sending.deferred[key] = deferred
                         return true
                     }
-                    if let pause = failingDevices.pause(of: delivery.push.target, at: clock.now) {
+                    let standing = failingDevices.standing(of: delivery.push.target, at: clock.now)
+                    if let pause = standing.pause {
                         // Its address failed its last pushes: not pushed (no connection, no encryption), and the
                         // attempt is spent. A probe's slot is given back without a verdict.
                         if probe { breakers.record(key, .inconclusive, probe: true, user: delivery.user, at: clock.now) }
@@ -157,7 +158,7 @@ extension Dispatcher {
                         continue
                     }
                     var push = delivery.push
-                    push.quarantined = failingDevices.hasFailed(push.target)
+                    push.quarantined = standing.failed
                     group.addTask {
                         let start = clock.now
                         let result = await DispatchTracing.push(delivery) { await provider.send(push) }

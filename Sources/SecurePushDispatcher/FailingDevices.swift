@@ -45,15 +45,15 @@ final class FailingDevices: Sendable {
         }
     }
 
-    /// Whether `target`'s last push failed as a push service's failure would: its next push goes on a
-    /// connection apart (`Push.quarantined`).
-    func hasFailed(_ target: PushTarget) -> Bool {
-        (addresses.value(for: target)?.failures ?? 0) > 0
+    /// What the dispatcher asks before a push, in one lookup: how long `target` stays paused (`nil` when it may be
+    /// pushed), and whether its last push failed as a push service's failure would (its next push then goes on a
+    /// connection apart, `Push.quarantined`).
+    func standing(of target: PushTarget, at now: ContinuousClock.Instant) -> (pause: Duration?, failed: Bool) {
+        guard let entry = addresses.value(for: target) else { return (nil, false) }
+        let pause = entry.pausedUntil.flatMap { $0 > now ? $0 - now : nil }
+        return (pause, entry.failures > 0)
     }
 
     /// How long `target` stays paused, or `nil` when it may be pushed.
-    func pause(of target: PushTarget, at now: ContinuousClock.Instant) -> Duration? {
-        guard let until = addresses.value(for: target)?.pausedUntil, until > now else { return nil }
-        return until - now
-    }
+    func pause(of target: PushTarget, at now: ContinuousClock.Instant) -> Duration? { standing(of: target, at: now).pause }
 }

@@ -13,9 +13,9 @@ struct FailingDevicesTests {
         let devices = FailingDevices()
         let target = PushTarget(deviceID: UUID(), platform: .webpush, token: "https://push.example/a")
         let now = ContinuousClock.now
-        #expect(!devices.hasFailed(target))
+        #expect(!devices.standing(of: target, at: now).failed)
         devices.record(target, Self.failure, at: now)
-        #expect(devices.hasFailed(target), "one failure quarantines its next push")
+        #expect(devices.standing(of: target, at: now).failed, "one failure quarantines its next push")
         devices.record(target, Self.failure, at: now)
         #expect(devices.pause(of: target, at: now) == nil, "two failures pause nothing")
         devices.record(target, Self.failure, at: now)
@@ -25,7 +25,7 @@ struct FailingDevicesTests {
         #expect(devices.pause(of: target, at: now) == .seconds(2))
         devices.record(target, .sent(messageID: nil), at: now)
         #expect(devices.pause(of: target, at: now) == nil, "a success forgets the address")
-        #expect(!devices.hasFailed(target))
+        #expect(!devices.standing(of: target, at: now).failed)
         let other = PushTarget(deviceID: target.deviceID, platform: .webpush, token: "https://push.example/b")
         #expect(devices.pause(of: other, at: now) == nil)
     }
@@ -37,7 +37,7 @@ struct FailingDevicesTests {
         let targets = (0..<3).map { PushTarget(deviceID: UUID(), platform: .webpush, token: "t\($0)") }
         for _ in 0..<5 { devices.record(targets[0], .retry(after: nil, reason: "429 for this device", scope: .device), at: now) }
         #expect(devices.pause(of: targets[0], at: now) == nil)
-        #expect(!devices.hasFailed(targets[0]))
+        #expect(!devices.standing(of: targets[0], at: now).failed)
         for target in targets { for _ in 0..<3 { devices.record(target, Self.failure, at: now) } }
         #expect(devices.pause(of: targets[0], at: now) == nil, "forgotten past the limit")
         #expect(devices.pause(of: targets[2], at: now) == .seconds(1))
