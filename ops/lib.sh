@@ -154,3 +154,9 @@ pg_stop() {
     [ -n "$data_dir" ] && [ -f "$data_dir/db/postmaster.pid" ] || return 0
     as_pg_user "$(pg_os_user)" "$PG_BIN/pg_ctl" -D "$data_dir/db" -m fast -w stop >/dev/null || true
 }
+
+# The Android kit's compilation steps (ops/android-test, ops/android-jar, ops/kit-check): javac for Java 11 (the
+# Android kit's level). android_javac OUT CLASSPATH DIR compiles DIR's sources with every lint as an error;
+# android_stubs OUT compiles the stand-ins of the Android platform classes the kit uses (never packaged).
+android_javac() { javac --release 11 -Xlint:all -Werror -cp "$2" -d "$1" $(find "$3" -name '*.java'); }
+android_stubs() { javac --release 11 -d "$1" $(find "$OPS_ROOT/clients/android/stubs/src" -name '*.java'); }

@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import SecurePushCore
 import SecurePushStore
 
 /// The request context of the API's routes: what the authentication middleware established.
@@ -24,7 +25,7 @@ public struct APIRequestContext: RequestContext, RemoteAddressRequestContext {
 
     /// The client's address: the peer, or the forwarded client when the peer is a trusted proxy.
     func clientAddress(_ request: Request, trustedProxies: TrustedProxies) -> String {
-        ClientAddress.resolve(peer: remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustedProxies: trustedProxies)
+        ClientAddress.resolve(peer: remoteAddress?.ipAddress, forwardedFor: request.headers[.xForwardedFor], trustedProxies: trustedProxies)
     }
 
     /// The authenticated device; a route outside the device group is a programming error answered as 401.

@@ -19,7 +19,12 @@ public struct RelayAPI: Sendable {
     /// The key of the token digests (`SECUREPUSH_RELAY_TOKEN_KEY_FILE`).
     let tokenKey: SymmetricKey
     /// The installations' keys (checked against the database with every request).
-    let keys = RelayKeyCache()
+    let keys: RelayKeyCache
+    let limits: RelayLimits
+    /// Failed authentications per client address.
+    let authFailures: RateLimiter
+    /// Requests per installation (once their signature checked).
+    let installationRequests: RateLimiter
     /// Pushes of installations without quotas, counted here and written every second.
     let usage: RelayUsage
     let readiness: @Sendable () async throws -> [String]
@@ -28,13 +33,19 @@ public struct RelayAPI: Sendable {
 
     /// The largest request body accepted.
     static let maxBody = 1 << 20
+    /// Why a push of urgency `critical` from an installation whose policy does not allow it is refused.
+    static let criticalRefused = "urgency critical is not allowed for this installation (relay installation set-policy --critical on)"
 
     /// Wires the routes.
     public init(
-        store: RelayStore, forwarder: RelayForwarder, tokenKey: SymmetricKey, usage: RelayUsage,
+        store: RelayStore, forwarder: RelayForwarder, tokenKey: SymmetricKey, usage: RelayUsage, limits: RelayLimits = RelayLimits(),
         readiness: @escaping @Sendable () async throws -> [String], metricsText: @escaping @Sendable () -> String, logger: Logger
     ) {
         self.store = store
+        self.limits = limits
+        self.keys = RelayKeyCache(unknownFor: limits.unknownFor)
+        self.authFailures = RateLimiter(limits.authFailures)
+        self.installationRequests = RateLimiter(limits.installationRequests)
         self.usage = usage
         self.forwarder = forwarder
         self.tokenKey = tokenKey
@@ -56,16 +67,22 @@ public struct RelayAPI: Sendable {
     }
 
     /// The router of `routes`.
-    public func router(_ routes: Routes = .all) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public func router(_ routes: Routes = .all) -> Router<RelayRequestContext> {
+        let router = Router(context: RelayRequestContext.self)
         var methods: [String: [HTTPRequest.Method]] = [:]
         if routes != .operations { methods["/v1/relay/pushes"] = [.post]; methods["/v1/relay/tokens"] = [.post] }
         if routes != .relay { for path in ["/healthz", "/readyz"] { methods[path] = [.get, .head] } }
         if routes == .operations { for path in ["/status", "/metrics"] { methods[path] = [.get, .head] } }
         router.add(middleware: RelayMethodNotAllowed(methods: methods))
         if routes != .operations {
-            router.post("/v1/relay/pushes") { request, _ in await self.answer { try await self.pushes(request) } }
-            router.post("/v1/relay/tokens") { request, _ in await self.answer { try await self.tokens(request) } }
+            router.post("/v1/relay/pushes") { request, context in
+                let client = self.client(request, context)
+                return await self.answer(client: client) { try await self.pushes(request, client: client) }
+            }
+            router.post("/v1/relay/tokens") { request, context in
+                let client = self.client(request, context)
+                return await self.answer(client: client) { try await self.tokens(request, client: client) }
+            }
         }
         guard routes != .relay else { return router }
         router.get("/healthz") { _, _ in RelayError.json(["status": "ok"]) }
@@ -79,11 +96,20 @@ public struct RelayAPI: Sendable {
         return router
     }
 
+    /// The request's client address: the peer, or behind a trusted proxy the forwarded client.
+    func client(_ request: Request, _ context: RelayRequestContext) -> String {
+        ClientAddress.resolve(
+            peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[HTTPField.Name("X-Forwarded-For")!],
+            trustedProxies: limits.trustedProxies)
+    }
+
     /// Runs a handler, turning its errors into the relay's JSON errors (a database that is unavailable is a 503).
-    func answer(_ body: () async throws -> Response) async -> Response {
+    /// A failed authentication counts against `client` (`limits.authFailures`).
+    func answer(client: String? = nil, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let error as RelayError {
+            if error.status == .unauthorized, let client { _ = authFailures.take(client) }
             return error.response
         } catch {
             logger.databaseError("relay request failed", error)
@@ -108,37 +134,63 @@ public struct RelayAPI: Sendable {
         var cached: Bool
     }
 
-    /// Reads the body and checks the request's token with its installation's key (cached, or loaded when
-    /// not cached or when the cached one does not verify it: the key may have been rotated).
-    func signed(_ request: Request, path: String) async throws -> Signed {
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.maxBody)
-        } catch {
-            throw RelayError.tooLarge
-        }
+    /// Checks the request's token with its installation's key, in the order that costs least: an address past
+    /// its failed authentications is refused before anything (`429`); the header and the installation it names
+    /// (cached, remembered as unknown, or looked up) before the body is read; then the body (bounded in size
+    /// and time) and the signature over it. A cached key that does not verify is reloaded once (it may have
+    /// been rotated).
+    func signed(_ request: Request, path: String, client: String) async throws -> Signed {
+        if let wait = authFailures.wait(client) { throw RelayError.throttled(retryAfter: wait.secondsDouble) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), header.utf8.count < 4096 else {
             throw RelayError.unauthorized
         }
         let token = String(header.dropFirst("Bearer ".count))
         guard let installation = await RelayRequestToken.installation(of: token) else { throw RelayError.unauthorized }
-        if let key = keys.cached(installation), let claims = try? await verify(token, installation, path, body, key) {
-            return Signed(installation: installation, token: token, path: path, body: body, key: key, claims: claims, cached: true)
+        let cached = keys.cached(installation)
+        let key: RelayKeyCache.Entry
+        if let cached { key = cached } else { key = try await loadKey(installation) }
+        let body = try await readBody(request)
+        if let claims = try? await verify(token, installation, path, body, key) {
+            return Signed(installation: installation, token: token, path: path, body: body, key: key, claims: claims, cached: cached != nil)
         }
+        guard cached != nil else { throw RelayError.unauthorized }
         return try await reloaded(installation, token: token, path: path, body: body)
+    }
+
+    /// The body, at most `maxBody` bytes, arrived within `limits.bodyReadTimeout`.
+    func readBody(_ request: Request) async throws -> ByteBuffer {
+        do {
+            return try await withDeadline(limits.bodyReadTimeout) { try await request.body.collect(upTo: Self.maxBody) }
+        } catch is DeadlineExceeded {
+            throw RelayError.bodyTimeout
+        } catch {
+            throw RelayError.tooLarge
+        }
+    }
+
+    /// The key of `installation` from the database (or `unauthorized`: no such installation).
+    func loadKey(_ installation: UUID) async throws -> RelayKeyCache.Entry {
+        do {
+            guard let loaded = try await keys.load(installation, from: store) else { throw RelayError.unauthorized }
+            return loaded
+        } catch is RelayWireError {
+            throw RelayError.unauthorized
+        }
     }
 
     /// Loads the key of `installation` and checks the token with it.
     func reloaded(_ installation: UUID, token: String, path: String, body: ByteBuffer) async throws -> Signed {
-        let key: RelayKeyCache.Entry
-        do {
-            guard let loaded = try await keys.load(installation, from: store) else { throw RelayError.unauthorized }
-            key = loaded
-        } catch is RelayWireError {
-            throw RelayError.unauthorized
-        }
+        let key = try await loadKey(installation)
         guard let claims = try? await verify(token, installation, path, body, key) else { throw RelayError.unauthorized }
         return Signed(installation: installation, token: token, path: path, body: body, key: key, claims: claims, cached: false)
+    }
+
+    /// Counts a signed request against its installation's request rate (`429` past it).
+    func counted(_ signed: Signed) throws -> Signed {
+        if let wait = installationRequests.take(signed.installation.uuidString) {
+            throw RelayError.quota(retryAfter: wait.secondsDouble, "the installation's request rate is exceeded")
+        }
+        return signed
     }
 
     private func verify(_ token: String, _ installation: UUID, _ path: String, _ body: ByteBuffer, _ key: RelayKeyCache.Entry) async throws
@@ -148,9 +200,10 @@ public struct RelayAPI: Sendable {
     }
 
     /// Admits a signed request in one round trip (`RelayStore.admit`): its key still current, the
-    /// installation enabled, the request id new; returns the bound digests among `digests` and the quota's
-    /// wait. A cached key found stale is reloaded and the token checked again, once.
-    func admit(_ signed: Signed, digests: [Data]) async throws -> (bound: Set<Data>, wait: Double) {
+    /// installation enabled, the request id new; returns the bound digests among `digests`, the quota's wait
+    /// and the key (with the installation's policy) as confirmed current. A cached key found stale is reloaded
+    /// and the token checked again, once.
+    func admit(_ signed: Signed, digests: [Data]) async throws -> (bound: Set<Data>, wait: Double, key: RelayKeyCache.Entry) {
         var signed = signed
         while true {
             let admission = try await store.admit(
@@ -160,7 +213,7 @@ public struct RelayAPI: Sendable {
             case .admitted(let bound, let wait, let counted):
                 // Each push counts, a token named twice in a batch twice (as the quota counts them in `admit`).
                 if !counted, wait <= 0 { usage.add(signed.installation, digests.filter(bound.contains).count) }
-                return (bound, wait)
+                return (bound, wait, signed.key)
             case .disabled: throw RelayError.disabled
             case .replay: throw RelayError.unauthorized
             case .stale:
@@ -181,8 +234,8 @@ public struct RelayAPI: Sendable {
         }
     }
 
-    func tokens(_ request: Request) async throws -> Response {
-        let signed = try await signed(request, path: "/v1/relay/tokens")
+    func tokens(_ request: Request, client: String) async throws -> Response {
+        let signed = try counted(try await signed(request, path: "/v1/relay/tokens", client: client))
         let installation = signed.installation
         let changes = try decode(RelayTokenChanges.self, signed.body)
         guard changes.bind.count <= RelayTokenChanges.maxTokens, changes.release.count <= RelayTokenChanges.maxTokens else {
@@ -208,8 +261,8 @@ public struct RelayAPI: Sendable {
         return RelayError.json(["bound": bound, "released": released])
     }
 
-    func pushes(_ request: Request) async throws -> Response {
-        let signed = try await signed(request, path: "/v1/relay/pushes")
+    func pushes(_ request: Request, client: String) async throws -> Response {
+        let signed = try counted(try await signed(request, path: "/v1/relay/pushes", client: client))
         let installation = signed.installation
         let batch = try decode(RelayPushBatch.self, signed.body)
         guard batch.pushes.count <= RelayPushBatch.maxPushes else {
@@ -224,10 +277,16 @@ public struct RelayAPI: Sendable {
                 outcomes[index] = RelayOutcome(outcome: .refused, reason: error.description)
             }
         }
-        let (bound, wait) = try await admit(signed, digests: pushes.map(\.2))
+        let (bound, wait, key) = try await admit(signed, digests: pushes.map(\.2))
         guard wait <= 0 else { throw RelayError.quota(retryAfter: wait, "the installation's push quota is used up") }
-        let sendable = pushes.filter { bound.contains($0.2) }
-        for (index, _, digest) in pushes where !bound.contains(digest) { outcomes[index] = .unregistered }
+        // The installation's policy as `admit` confirmed it current (issue 48): a critical alert sounds through a
+        // muted phone, so only an installation allowed to may send one (a refused one still counted).
+        let allowed = pushes.filter { $0.1.urgency != .critical || key.criticalAllowed }
+        for (index, push, _) in pushes where push.urgency == .critical && !key.criticalAllowed {
+            outcomes[index] = RelayOutcome(outcome: .refused, reason: Self.criticalRefused)
+        }
+        let sendable = allowed.filter { bound.contains($0.2) }
+        for (index, _, digest) in allowed where !bound.contains(digest) { outcomes[index] = .unregistered }
         let sent = await forwarder.send(sendable.map { ($0.0, $0.1) }, installation: installation)
         for (index, outcome) in sent { outcomes[index] = outcome }
         let results = outcomes.map { $0 ?? RelayOutcome(outcome: .retry, scope: "provider", reason: "not sent") }

@@ -19,6 +19,14 @@ struct RelayError: Error {
 
     static func badRequest(_ message: String) -> RelayError { RelayError(status: .badRequest, code: "bad_request", message: message) }
 
+    static func throttled(retryAfter: Double) -> RelayError {
+        RelayError(
+            status: .tooManyRequests, code: "too_many_failures", message: "Too many failed authentications from this address; retry later.",
+            retryAfter: retryAfter)
+    }
+
+    static let bodyTimeout = RelayError(status: .requestTimeout, code: "request_timeout", message: "The request body did not arrive in time.")
+
     static func quota(retryAfter: Double, _ message: String) -> RelayError {
         RelayError(status: .tooManyRequests, code: "quota_exceeded", message: message, retryAfter: retryAfter)
     }

@@ -22,6 +22,8 @@ public struct RelayStore: Sendable {
         public var tokens: Int
         public var pushesLastHour: Int
         public var pushesLastDay: Int
+        /// Whether its pushes may have urgency `critical` (`relay installation set-policy --critical`).
+        public var criticalAllowed: Bool
     }
 
     /// Quotas; `nil` leaves one as it is, `.some(nil)` removes it.
@@ -77,6 +79,7 @@ public struct RelayStore: Sendable {
         let rows = try await rows(
             """
             SELECT i.id, i.name, i.key_version, i.disabled_at IS NOT NULL, i.created_at, i.pushes_per_minute, i.pushes_per_day, i.max_tokens,
+                   i.critical_allowed,
                    (SELECT count(*) FROM securepush_relay.bindings b WHERE b.installation_id = i.id),
                    (SELECT coalesce(sum(u.pushes), 0)::bigint FROM securepush_relay.usage u
                     WHERE u.installation_id = i.id AND u.minute > now() - interval '1 hour'),
@@ -85,12 +88,12 @@ public struct RelayStore: Sendable {
             FROM securepush_relay.installations i ORDER BY i.name
             """)
         return try rows.map { row in
-            let (id, name, version, disabled, created, perMinute, perDay, maxTokens, tokens, hour, day) = try row.decode(
-                (UUID, String, Int32, Bool, Date, Int32?, Int32?, Int32?, Int64, Int64, Int64).self)
+            let (id, name, version, disabled, created, perMinute, perDay, maxTokens, critical, tokens, hour, day) = try row.decode(
+                (UUID, String, Int32, Bool, Date, Int32?, Int32?, Int32?, Bool, Int64, Int64, Int64).self)
             return Installation(
                 id: id, name: name, keyVersion: Int(version), disabled: disabled, createdAt: created, pushesPerMinute: perMinute.map(Int.init),
                 pushesPerDay: perDay.map(Int.init), maxTokens: maxTokens.map(Int.init), tokens: Int(tokens), pushesLastHour: Int(hour),
-                pushesLastDay: Int(day))
+                pushesLastDay: Int(day), criticalAllowed: critical)
         }
     }
 
@@ -150,13 +153,30 @@ public struct RelayStore: Sendable {
         return try rows.first?.decode(Int64.self) == 1
     }
 
-    /// What checking a request of `id` needs: its public key and the key's version; `nil` when there is no
-    /// such installation. (Whether it is disabled is `admit`'s answer, read with the request.)
-    public func credential(of id: UUID) async throws -> (publicKey: Data, keyVersion: Int)? {
-        let rows = try await rows("SELECT public_key, key_version FROM securepush_relay.installations WHERE id = \(id)")
+    /// Changes what an installation may send; false when there is none. The key's version moves too, so every
+    /// relay process reloads what it cached of the installation at its next request (`admit` answers `stale`).
+    public func setPolicy(_ id: UUID, criticalAllowed: Bool) async throws -> Bool {
+        let rows = try await rows(
+            """
+            WITH changed AS (
+                UPDATE securepush_relay.installations SET critical_allowed = \(criticalAllowed), key_version = key_version + 1
+                WHERE id = \(id) RETURNING id
+            ), audited AS (
+                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'policy_set', id FROM changed
+            )
+            SELECT count(*)::bigint FROM changed
+            """)
+        return try rows.first?.decode(Int64.self) == 1
+    }
+
+    /// What checking a request of `id` needs: its public key, the key's version (which moves with the key and
+    /// the policy) and its policy; `nil` when there is no such installation. (Whether it is disabled is
+    /// `admit`'s answer, read with the request.)
+    public func credential(of id: UUID) async throws -> (publicKey: Data, keyVersion: Int, criticalAllowed: Bool)? {
+        let rows = try await rows("SELECT public_key, key_version, critical_allowed FROM securepush_relay.installations WHERE id = \(id)")
         guard let row = rows.first else { return nil }
-        let (key, version) = try row.decode((ByteBuffer, Int32).self)
-        return (Data(buffer: key), Int(version))
+        let (key, version, critical) = try row.decode((ByteBuffer, Int32, Bool).self)
+        return (Data(buffer: key), Int(version), critical)
     }
 
     /// What `admit` found.
@@ -191,8 +211,8 @@ public struct RelayStore: Sendable {
         }
     }
 
-    /// Binds digests to `installation` (re-binding and auditing those bound elsewhere); `nil` when its
-    /// `max_tokens` would be exceeded.
+    /// Binds digests to `installation` (other installations keep their bindings of the same tokens: each
+    /// pushes to them); returns how many were new, `nil` when its `max_tokens` would be exceeded.
     public func bind(_ installation: UUID, digests: [Data]) async throws -> Int? {
         guard !digests.isEmpty else { return 0 }
         let logger = self.logger
@@ -215,19 +235,12 @@ public struct RelayStore: Sendable {
         return changed < 0 ? nil : Int(changed)
     }
 
-    /// Releases digests bound to `installation` (others' bindings are untouched); returns how many.
+    /// Releases digests bound to `installation` (`securepush_relay.unbind`; other installations' bindings of the
+    /// same tokens stay); returns how many.
     public func release(_ installation: UUID, digests: [Data]) async throws -> Int {
         guard !digests.isEmpty else { return 0 }
-        let rows = try await rows(
-            """
-            WITH gone AS (
-                DELETE FROM securepush_relay.bindings
-                WHERE installation_id = \(installation) AND digest = ANY (\(digests.map { ByteBuffer(data: $0) })::bytea[])
-                RETURNING 1
-            )
-            SELECT count(*)::bigint FROM gone
-            """)
-        return Int(try rows.first?.decode(Int64.self) ?? 0)
+        let rows = try await rows("SELECT securepush_relay.unbind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])")
+        return Int(try rows.first?.decode(Int32.self) ?? 0)
     }
 
     /// Adds pushes counted in memory to this minute's usage (`securepush_relay.add_usage`).

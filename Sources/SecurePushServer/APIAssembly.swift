@@ -71,27 +71,12 @@ public struct APIAssembly: Sendable {
     /// The Hummingbird application, bound to `host:port`, serving `routes` (by default every route, or the
     /// operations routes alone for a dispatcher-only process). Each listener has its own connection limits.
     public func application(host: String, port: Int, routes: Routes? = nil, logger: Logger) -> some ApplicationProtocol {
-        let limits = context.limits
-        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
-            maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100)
-        let channel = HTTP1Channel.Configuration(idleTimeout: .milliseconds(limits.idleTimeout.wholeMilliseconds), httpDecoderConfiguration: decoder)
-        let connectionLimits = ConnectionLimits(
-            perAddress: limits.maxConnectionsPerAddress, headerTimeout: limits.headerTimeout, trustedProxies: limits.trustedProxies)
         let router: Router<APIRequestContext> =
             switch routes ?? (operationsOnly ? .operations : .all) {
             case .all: APIRouter.build(context)
             case .api: APIRouter.build(context, operations: false)
             case .operations: APIRouter.buildOperations(context)
             }
-        return Application(
-            router: router,
-            server: HTTPServerBuilder { responder in
-                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: channel), limits: connectionLimits)
-            },
-            configuration: .init(
-                address: .hostname(host, port: port), serverName: nil,
-                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
-            logger: logger
-        )
+        return GuardedApplication.make(router: router, address: .hostname(host, port: port), limits: context.limits, logger: logger)
     }
 }

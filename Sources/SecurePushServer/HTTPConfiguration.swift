@@ -1,5 +1,6 @@
 import Foundation
 import SecurePushAPI
+import SecurePushCore
 import SecurePushStore
 
 /// The HTTP API's settings.

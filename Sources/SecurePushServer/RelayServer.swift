@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Prometheus
+import SecurePushAPI
 import SecurePushCore
 import SecurePushProviders
 import SecurePushRelay
@@ -57,21 +58,26 @@ struct RelayServer {
         let forwarder = RelayForwarder(providers: providers, perInstallation: configuration.relay.perInstallation, logger: logger)
         let logger = self.logger
         let usage = RelayUsage(store: store, logger: logger)
+        var limits = configuration.relay.limits
+        limits.trustedProxies = configuration.http.limits.trustedProxies
+        limits.bodyReadTimeout = configuration.http.limits.bodyReadTimeout
         let api = RelayAPI(
-            store: store, forwarder: forwarder, tokenKey: tokenKey, usage: usage,
+            store: store, forwarder: forwarder, tokenKey: tokenKey, usage: usage, limits: limits,
             readiness: { try await migrator.pending(client: client, logger: logger) },
             metricsText: { MetricsHelp.annotate(LoggingBootstrap.metricsRegistry.emitToString()) }, logger: logger)
         // With SECUREPUSH_OPS_PORT, the operations routes have a listener of their own, as every other role's.
         let relayAddress = BindAddress.hostname(configuration.relay.host, port: configuration.relay.port)
         var applications: [any Service] = []
+        // The installations' listener has the API's connection guard and HTTP limits (issue 48: 20,000 idle
+        // connections held it, half-sent requests stayed open).
+        let httpLimits = configuration.http.limits
         if let operations = configuration.http.operations {
-            applications.append(Application(router: api.router(.relay), configuration: .init(address: relayAddress), logger: logger))
+            applications.append(GuardedApplication.make(router: api.router(.relay), address: relayAddress, limits: httpLimits, logger: logger))
             applications.append(
-                Application(
-                    router: api.router(.operations), configuration: .init(address: .hostname(operations.host, port: operations.port)), logger: logger)
-            )
+                GuardedApplication.make(
+                    router: api.router(.operations), address: .hostname(operations.host, port: operations.port), limits: httpLimits, logger: logger))
         } else {
-            applications.append(Application(router: api.router(), configuration: .init(address: relayAddress), logger: logger))
+            applications.append(GuardedApplication.make(router: api.router(), address: relayAddress, limits: httpLimits, logger: logger))
         }
         logger.info(
             "securepush relay serving",

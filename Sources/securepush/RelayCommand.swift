@@ -61,8 +61,9 @@ struct QuotaOptions: ParsableArguments {
 
 struct InstallationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "installation", abstract: "Add, list, disable, enable, re-key and limit the installations (self-hosted servers).",
-        subcommands: [Add.self, List.self, Disable.self, Enable.self, RotateKey.self, SetQuota.self])
+        commandName: "installation",
+        abstract: "Add, list, disable, enable, re-key, limit and set the policy of the installations (self-hosted servers).",
+        subcommands: [Add.self, List.self, Disable.self, Enable.self, RotateKey.self, SetQuota.self, SetPolicy.self])
 
     /// Runs `body` with the relay's store on DATABASE_URL.
     static func withStore<T: Sendable>(_ common: CommonOptions, _ body: @escaping @Sendable (RelayStore) async throws -> T) async throws -> T {
@@ -116,12 +117,15 @@ struct InstallationCommand: AsyncParsableCommand {
         func run() async throws {
             let installations = try await InstallationCommand.withStore(common) { try await $0.installations() }
             func quota(_ value: Int?) -> String { value.map(String.init) ?? "-" }
-            print(["id", "name", "state", "key", "per_minute", "per_day", "max_tokens", "tokens", "pushes_1h", "pushes_24h"].joined(separator: "\t"))
+            print(
+                ["id", "name", "state", "key", "per_minute", "per_day", "max_tokens", "tokens", "pushes_1h", "pushes_24h", "critical"].joined(
+                    separator: "\t"))
             for i in installations {
                 print(
                     [
                         i.id.uuidString.lowercased(), i.name, i.disabled ? "disabled" : "enabled", "v\(i.keyVersion)", quota(i.pushesPerMinute),
                         quota(i.pushesPerDay), quota(i.maxTokens), "\(i.tokens)", "\(i.pushesLastHour)", "\(i.pushesLastDay)",
+                        i.criticalAllowed ? "on" : "off",
                     ].joined(separator: "\t"))
             }
         }
@@ -179,6 +183,35 @@ struct InstallationCommand: AsyncParsableCommand {
                 try await store.setQuotas(try await InstallationCommand.find(store, reference), quotas)
             }
             print("quotas set for \(reference)")
+        }
+    }
+
+    /// `on` or `off`.
+    struct Switch: ExpressibleByArgument {
+        let value: Bool
+
+        init?(argument: String) {
+            switch argument {
+            case "on": value = true
+            case "off": value = false
+            default: return nil
+            }
+        }
+    }
+
+    struct SetPolicy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-policy", abstract: "Change what an installation may send (every relay process applies it from its next request).")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "The installation's id or name.") var installation: String
+        @Option(help: "Whether its pushes may have urgency critical (on or off; off for a new installation).") var critical: Switch
+
+        func run() async throws {
+            let (reference, allowed) = (installation, critical.value)
+            _ = try await InstallationCommand.withStore(common) { store in
+                try await store.setPolicy(try await InstallationCommand.find(store, reference), criticalAllowed: allowed)
+            }
+            print("policy set for \(reference): critical \(allowed ? "on" : "off")")
         }
     }
 }

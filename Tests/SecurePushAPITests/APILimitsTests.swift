@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SecurePushCore
 import Testing
 
 @testable import SecurePushAPI

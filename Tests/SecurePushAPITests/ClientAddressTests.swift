@@ -12,7 +12,7 @@ struct ClientAddressTests {
 
     static func resolve(peer: String?, _ forwardedFor: String?, trusting proxies: TrustedProxies = proxies) throws -> String {
         let address = try peer.map { try SocketAddress(ipAddress: $0, port: 40_000) }
-        return ClientAddress.resolve(peer: address, forwardedFor: forwardedFor, trustedProxies: proxies)
+        return ClientAddress.resolve(peer: address?.ipAddress, forwardedFor: forwardedFor, trustedProxies: proxies)
     }
 
     @Test("an untrusted peer's X-Forwarded-For is ignored")

@@ -130,6 +130,60 @@ struct RelayEndToEndTests {
         }
     }
 
+    @Test("a phone signed in to two self-hosted servers gets both servers' pushes, before and after either releases its token (issue 48)")
+    func oneTokenTwoServers() async throws {
+        try await RelayTests.withRelay { relay in
+            let a = try await relay.add("work")
+            let b = try await relay.add("personal")
+            let token = hexToken()
+            try await Self.withSelfHosted(relay, a) { serverA in
+                try await Self.withSelfHosted(relay, b) { serverB in
+                    @Sendable func handedOver(_ server: SelfHosted, _ what: String) async throws {
+                        try await server.db.eventually(
+                            what, timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                    }
+                    @Sendable func reachesAPNs(_ server: SelfHosted, _ user: String) async throws {
+                        let id = try await server.enqueue(user)
+                        try await eventually("\(user)'s push reached the phone", timeout: .seconds(30)) {
+                            relay.apns.delivered.contains {
+                                $0.path.hasSuffix(token) && String(decoding: $0.body, as: UTF8.self).contains(id.uuidString.lowercased())
+                            }
+                        }
+                    }
+                    @Sendable func bindings(_ installation: RelayTests.Installation) async throws -> Int64 {
+                        try await relay.db.scalar("SELECT count(*)::bigint FROM securepush_relay.bindings WHERE installation_id = \(installation.id)")
+                    }
+                    // The same phone (one APNs token) signs in to both servers, as two users of theirs.
+                    let deviceA = try await serverA.register("alice", token: token)
+                    let deviceB = try await serverB.register("alice-home", token: token)
+                    try await handedOver(serverA, "A's registration handed over")
+                    try await handedOver(serverB, "B's registration handed over")
+                    try await reachesAPNs(serverA, "alice")
+                    try await reachesAPNs(serverB, "alice-home")
+
+                    // Signed out of A: A's binding goes, B's stays and B's pushes still arrive.
+                    _ = try await serverA.db.scalar("SELECT securepush.deactivate_device(\(deviceA))", as: Bool.self)
+                    try await handedOver(serverA, "A's release handed over")
+                    let (boundA, boundB) = (try await bindings(a), try await bindings(b))
+                    #expect(boundA == 0 && boundB == 1)
+                    try await reachesAPNs(serverB, "alice-home")
+
+                    // Signed in to A again, then out of B: A's pushes arrive, and B's device was never retired.
+                    _ = try await serverA.register("alice", token: token)
+                    try await handedOver(serverA, "A's new registration handed over")
+                    _ = try await serverB.db.scalar("SELECT securepush.deactivate_device(\(deviceB))", as: Bool.self)
+                    try await handedOver(serverB, "B's release handed over")
+                    let (rebound, released) = (try await bindings(a), try await bindings(b))
+                    #expect(rebound == 1 && released == 0)
+                    try await reachesAPNs(serverA, "alice")
+                    let retired: Int64 = try await serverB.db.scalar(
+                        "SELECT count(*)::bigint FROM securepush.devices WHERE NOT active AND deactivated_reason IS DISTINCT FROM 'unregistered'")
+                    #expect(retired == 0, "B retired no device for a token A registered")
+                }
+            }
+        }
+    }
+
     @Test("a sealed preview travels through the relay as a sealed value of fixed size, opened by the device's key only")
     func sealedThroughTheRelay() async throws {
         try await RelayTests.withRelay { relay in

@@ -81,11 +81,11 @@ struct RelayTests {
                 .status
         }
 
-        func push(_ token: String, id: UUID = UUID(), as installation: Installation) async throws -> RelayOutcome? {
+        func push(_ token: String, id: UUID = UUID(), urgency: Urgency = .active, as installation: Installation) async throws -> RelayOutcome? {
             let push = RelayPush(
                 Push(
                     notificationID: NotificationID(id), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
-                    expiresAt: Date().addingTimeInterval(3600)))
+                    expiresAt: Date().addingTimeInterval(3600), urgency: urgency))
             let answer = try await post("/v1/relay/pushes", RelayPushBatch(pushes: [push]), as: installation)
             guard answer.status == 200 else { return nil }
             return try JSONDecoder().decode(RelayPushResults.self, from: Data(answer.body.utf8)).results.first
@@ -142,20 +142,80 @@ struct RelayTests {
             try await TestDatabase.with { db in
                 let port = freeTCPPort()
                 let opsPort = freeTCPPort()
-                var environment = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
-                environment["SECUREPUSH_OPS_PORT"] = "\(opsPort)"
-                try await withServedAPI(db, role: "relay", environment: environment.merging(extra) { $1 }, logFile: logFile) { _ in
-                    try await eventually("the relay answers", timeout: .seconds(30)) {
-                        (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
+                var prepared = try await prepare(db, apnsSettings: apnsSettings, port: port, tokenKey: tokenKey)
+                prepared["SECUREPUSH_OPS_PORT"] = "\(opsPort)"
+                let environment = prepared
+                // The relay runs as a login of its own role (relay migration 007), as docs/relay.md says; the
+                // operator's commands (`environment`) as the owner.
+                try await ProducerRoleTests.withLogin(db, roles: "securepush_relay_service") { login in
+                    var served = environment.merging(extra) { $1 }
+                    served["DATABASE_URL"] = login.urlString
+                    try await withServedAPI(db, role: "relay", environment: served, logFile: logFile) { _ in
+                        try await eventually("the relay answers", timeout: .seconds(30)) {
+                            (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
+                        }
+                        #expect(try await DispatcherOperationsTests.get(port, "/healthz").status == 404, "probes on the operations port only")
+                        try await body(Relay(port: port, opsPort: opsPort, db: db, apns: apns, fcm: fcm, environment: environment))
                     }
-                    #expect(try await DispatcherOperationsTests.get(port, "/healthz").status == 404, "probes on the operations port only")
-                    try await body(Relay(port: port, opsPort: opsPort, db: db, apns: apns, fcm: fcm, environment: environment))
                 }
             }
         }
     }
 
-    @Test("an installation pushes to the tokens it registered (id only); another's token is refused like an unknown one; a dead token says so")
+    /// A second relay process on `relay`'s database (its own ports, a login of the relay's role), as a vendor
+    /// runs two or more behind a load balancer.
+    static func withSecondProcess(of relay: Relay, _ body: @escaping @Sendable (Relay) async throws -> Void) async throws {
+        let (port, opsPort) = (freeTCPPort(), freeTCPPort())
+        try await ProducerRoleTests.withLogin(relay.db, roles: "securepush_relay_service") { login in
+            var served = relay.environment
+            served["DATABASE_URL"] = login.urlString
+            served["SECUREPUSH_RELAY_PORT"] = "\(port)"
+            served["SECUREPUSH_OPS_PORT"] = "\(opsPort)"
+            try await withServedAPI(relay.db, role: "relay", environment: served) { _ in
+                try await eventually("the second relay answers", timeout: .seconds(30)) {
+                    (try? await DispatcherOperationsTests.get(opsPort, "/healthz"))?.status == 200
+                }
+                try await body(
+                    Relay(port: port, opsPort: opsPort, db: relay.db, apns: relay.apns, fcm: relay.fcm, environment: relay.environment))
+            }
+        }
+    }
+
+    @Test(
+        "two relay processes on one database: a binding made through one is pushed through the other, a request replayed to the other is refused, a daily quota holds across both"
+    )
+    func twoProcesses() async throws {
+        try await Self.withRelay { first in
+            let a = try await first.add("shared", ["--pushes-per-day", "10"])
+            try await Self.withSecondProcess(of: first) { second in
+                let token = hexToken()
+                #expect(try await first.bind([token], as: a) == 200)
+                #expect(try await second.push(token, as: a)?.outcome == .sent)
+                let push = RelayPush(
+                    Push(
+                        notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+                        expiresAt: Date().addingTimeInterval(3600)))
+                let bytes = try JSONEncoder().encode(RelayPushBatch(pushes: [push]))
+                let once = try await first.post("/v1/relay/pushes", bytes: bytes, as: a)
+                #expect(once.status == 200)
+                let replayed = try await second.post("/v1/relay/pushes", bytes: bytes, as: a, token: once.token)
+                #expect(replayed.status == 401, "the request id recorded by the first process refuses it at the second: \(replayed.status)")
+                // Two of the ten used; ten more, alternating: eight are sent, two refused, whichever process takes them.
+                var sent = 0
+                for index in 0..<10 {
+                    if try await (index % 2 == 0 ? first : second).push(token, as: a)?.outcome == .sent { sent += 1 }
+                }
+                #expect(sent == 8, "the quota of 10 a day held across the processes: \(sent) of the last 10 sent")
+                let used: Int64 = try await first.db.scalar(
+                    "SELECT coalesce(sum(pushes), 0)::bigint FROM securepush_relay.usage WHERE installation_id = \(a.id)")
+                #expect(used == 10)
+            }
+        }
+    }
+
+    @Test(
+        "an installation pushes to the tokens it registered (id only); another's token is refused like an unknown one; a token two bound is pushed by both; a dead token says so"
+    )
     func pushesAndIsolation() async throws {
         try await Self.withRelay(environment: ["SECUREPUSH_FETCH_STATS_INTERVAL": "200ms"]) { relay in
             let a = try await relay.add("hospital-a")
@@ -201,11 +261,65 @@ struct RelayTests {
             relay.apns.script(token: tokenA, .reject(status: 410, reason: "Unregistered"))
             #expect(try await relay.push(tokenA, as: a)?.outcome == .tokenInvalid)
 
-            // A device that moves to B's server is re-bound to B, audited; A can no longer push to it.
-            #expect(try await relay.bind([tokenA], as: b) == 200)
-            #expect(try await relay.push(tokenA, as: a) == .unregistered)
-            let rebound: Int64 = try await relay.db.scalar("SELECT count(*)::bigint FROM securepush_relay.audit WHERE event = 'token_rebound'")
-            #expect(rebound == 1)
+            // A phone signed in to both servers (issue 48): A and B bind the same token and both push to it
+            // (audited as shared); A releasing it leaves B's binding; the platform's verdict on a dead token
+            // reaches whichever installation pushes next.
+            let shared = hexToken()
+            #expect(try await relay.bind([shared], as: a) == 200)
+            #expect(try await relay.bind([shared], as: b) == 200)
+            #expect(try await relay.push(shared, as: a)?.outcome == .sent)
+            #expect(try await relay.push(shared, as: b)?.outcome == .sent)
+            let audited: Int64 = try await relay.db.scalar("SELECT count(*)::bigint FROM securepush_relay.audit WHERE event = 'token_shared'")
+            #expect(audited == 1)
+            let released = try await relay.post(
+                "/v1/relay/tokens", RelayTokenChanges(release: [RelayToken(platform: "apns", token: shared)]), as: a)
+            #expect(released.status == 200 && released.body.contains(#""released":1"#), "\(released.body)")
+            #expect(try await relay.push(shared, as: a) == .unregistered)
+            #expect(try await relay.push(shared, as: b)?.outcome == .sent, "A's release left B's binding")
+            relay.apns.script(token: shared, .reject(status: 410, reason: "Unregistered"))
+            #expect(try await relay.push(shared, as: b)?.outcome == .tokenInvalid)
+        }
+    }
+
+    @Test("the relay's role (relay migration 007) runs the relay and nothing else: no DDL, no audit, no digests, no direct writes")
+    func relayRole() async throws {
+        try await Self.withRelay { relay in
+            let a = try await relay.add("hospital-a")
+            #expect(try await relay.bind([hexToken()], as: a) == 200)
+            try await ProducerRoleTests.asProducer(relay.db, roles: "securepush_relay_service") { client in
+                let allowed = [
+                    "SELECT count(*)::text FROM securepush_relay.installations",
+                    "SELECT count(installation_id)::text FROM securepush_relay.bindings",
+                    "SELECT count(*)::text FROM securepush_relay.usage",
+                    "SELECT count(*)::text FROM securepush_relay.schema_migrations",
+                    "SELECT securepush_relay.prune()::text",
+                    "SELECT securepush_relay.unbind('\(a.id)', '{}')::text",
+                ]
+                for statement in allowed {
+                    #expect(try await ProducerRoleTests.rows(client, statement, relay.db.logger).count == 1, "\(statement)")
+                }
+                let refused = [
+                    "SELECT count(*)::text FROM securepush_relay.audit",
+                    "SELECT encode(digest, 'hex') FROM securepush_relay.bindings",
+                    "SELECT jti FROM securepush_relay.request_ids",
+                    "DELETE FROM securepush_relay.bindings",
+                    "INSERT INTO securepush_relay.request_ids (jti, expires_at) VALUES ('aaaaaaaaaaaaaaaa', now())",
+                    "UPDATE securepush_relay.installations SET max_tokens = NULL",
+                    "INSERT INTO securepush_relay.audit (event, installation_id) VALUES ('quota_set', '\(a.id)')",
+                    "SELECT securepush_relay.take_quota('\(a.id)', 1)::text",
+                    "CREATE TABLE securepush_relay.mine (x int)",
+                    "DROP TABLE securepush_relay.audit",
+                    "ALTER TABLE securepush_relay.installations ADD COLUMN x int",
+                ]
+                for statement in refused {
+                    do {
+                        _ = try await ProducerRoleTests.rows(client, statement, relay.db.logger)
+                        Issue.record("the relay's role may run: \(statement)")
+                    } catch let error as PSQLError {
+                        #expect(error.serverInfo?[.sqlState] == "42501", "\(statement): \(String(reflecting: error))")
+                    }
+                }
+            }
         }
     }
 
@@ -303,7 +417,9 @@ struct RelayTests {
         }
     }
 
-    @Test("a new installation's tokens are capped by default; tokens no platform issues are refused; the audit is pruned after 90 days")
+    @Test(
+        "a new installation's tokens are capped by default; tokens no platform issues are refused; critical alerts only when allowed; the audit is pruned after 90 days"
+    )
     func defaultsThatHold() async throws {
         try await Self.withRelay { relay in
             let a = try await relay.add("capped")
@@ -312,7 +428,18 @@ struct RelayTests {
             let injected = try await relay.post(
                 "/v1/relay/tokens", RelayTokenChanges(bind: [RelayToken(platform: "apns", token: hexToken() + "\r\nx-injected: 1")]), as: a)
             #expect(injected.status == 400 && !injected.body.contains("injected"), "refused, without echoing the token: \(injected.body)")
-            #expect(try await relay.bind([hexToken()], as: a) == 200)
+            let token = hexToken()
+            #expect(try await relay.bind([token], as: a) == 200)
+
+            // Critical alerts only from an installation allowed to send them; the change reaches the relay
+            // process that cached the installation at its next request.
+            #expect(try await relay.push(token, as: a)?.outcome == .sent)
+            let critical = try await relay.push(token, urgency: .critical, as: a)
+            #expect(critical?.outcome == .refused && critical?.reason?.contains("critical") == true, "\(String(describing: critical))")
+            _ = try await relay.command(["installation", "set-policy", "capped", "--critical", "on"])
+            #expect(try await relay.push(token, urgency: .critical, as: a)?.outcome == .sent)
+            _ = try await relay.command(["installation", "set-policy", "capped", "--critical", "off"])
+            #expect(try await relay.push(token, urgency: .critical, as: a)?.outcome == .refused)
 
             try await relay.db.execute(
                 """

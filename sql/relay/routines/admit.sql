@@ -13,7 +13,7 @@
 -- adding them every second (`add_usage`); with a quota, `take_quota` counts them here (`counted`).
 CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean)
  RETURNS record
- LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush_relay' SET jit TO 'off'
+ LANGUAGE plpgsql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush_relay' SET jit TO 'off'
 AS $function$
 DECLARE
     version integer;
@@ -54,3 +54,4 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean) TO securepush_relay_service;

@@ -1,5 +1,4 @@
 import NIOConcurrencyHelpers
-import SecurePushCore
 
 /// Token buckets per key (a device, a user), in this process. O(1) per request at any size: the table is
 /// split into shards, each with two generations; when a shard's current generation fills, it becomes the

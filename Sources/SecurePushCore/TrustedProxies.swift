@@ -1,5 +1,3 @@
-import SecurePushCore
-
 /// The peers whose `X-Forwarded-For` is believed (`SECUREPUSH_TRUSTED_PROXIES`): addresses and CIDR
 /// blocks such as `10.0.0.0/8` or `fd00::/8`. An IPv4-mapped IPv6 peer (`::ffff:10.0.0.7`, as a
 /// dual-stack listener reports IPv4 clients) is matched as the IPv4 address it carries.
