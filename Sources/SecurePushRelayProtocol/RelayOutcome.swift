@@ -58,12 +58,12 @@ public struct RelayOutcome: Codable, Sendable, Hashable {
         }
     }
 
-    /// The refusal of a token this installation did not register (unknown, or registered by another).
+    /// The refusal of a token this installation did not register (unknown, or registered by others only).
     public static let unregistered = RelayOutcome(outcome: .refused, reason: "the token is not registered by this installation")
 
     /// What the self-hosted side does with it: a platform's answer as if it had pushed directly. A refused
-    /// push is the device's permanent failure (`unregistered`: the token moved to another server, or was never
-    /// handed over; the device is retired as a dead token would be).
+    /// push is the device's permanent failure (`unregistered`: this installation's binding of the token was
+    /// released or never handed over; the device is retired as a dead token would be).
     public var pushResult: PushResult {
         switch outcome {
         case .sent:
