@@ -96,10 +96,13 @@ public struct RelayAPI: Sendable {
         return router
     }
 
+    /// `X-Forwarded-For`, made once (the API's `HTTPField.Name.xForwardedFor` is internal to its module).
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
     /// The request's client address: the peer, or behind a trusted proxy the forwarded client.
     func client(_ request: Request, _ context: RelayRequestContext) -> String {
         ClientAddress.resolve(
-            peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[HTTPField.Name("X-Forwarded-For")!],
+            peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[Self.forwardedFor],
             trustedProxies: limits.trustedProxies)
     }
 

@@ -59,17 +59,30 @@ public struct RelayStore: Sendable {
         try await client.run(query, logger: logger).collect()
     }
 
+    /// Runs `change` (an INSERT or UPDATE of `securepush_relay.installations` ... `RETURNING id`) and audits
+    /// `event` for the installation it wrote, in one statement; true when it wrote one.
+    private func audited(_ event: String, _ change: PostgresQuery) async throws -> Bool {
+        var binds = change.binds
+        try binds.append(event)
+        let query = PostgresQuery(
+            unsafeSQL: """
+                WITH changed AS (\(change.sql)), audited AS (
+                    INSERT INTO securepush_relay.audit (event, installation_id) SELECT $\(binds.count), id FROM changed
+                )
+                SELECT count(*)::bigint FROM changed
+                """, binds: binds)
+        return try await rows(query).first?.decode(Int64.self) == 1
+    }
+
     /// Adds an installation with `publicKey`; returns its id.
     public func add(name: String, publicKey: Data, quotas: Quotas) async throws -> UUID {
         let id = UUID()
-        _ = try await rows(
+        _ = try await audited(
+            "installation_added",
             """
-            WITH added AS (
-                INSERT INTO securepush_relay.installations (id, name, public_key, pushes_per_minute, pushes_per_day, max_tokens)
-                VALUES (\(id), \(name), \(publicKey), \(quotas.pushesPerMinute ?? nil), \(quotas.pushesPerDay ?? nil), \(quotas.maxTokens ?? nil))
-                RETURNING id
-            )
-            INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'installation_added', id FROM added
+            INSERT INTO securepush_relay.installations (id, name, public_key, pushes_per_minute, pushes_per_day, max_tokens)
+            VALUES (\(id), \(name), \(publicKey), \(quotas.pushesPerMinute ?? nil), \(quotas.pushesPerDay ?? nil), \(quotas.maxTokens ?? nil))
+            RETURNING id
             """)
         return id
     }
@@ -106,67 +119,46 @@ public struct RelayStore: Sendable {
 
     /// Disables or enables an installation; false when there is none.
     public func setDisabled(_ id: UUID, _ disabled: Bool) async throws -> Bool {
-        let event = disabled ? "installation_disabled" : "installation_enabled"
-        let rows = try await rows(
+        try await audited(
+            disabled ? "installation_disabled" : "installation_enabled",
             """
-            WITH changed AS (
-                UPDATE securepush_relay.installations SET disabled_at = CASE WHEN \(disabled) THEN coalesce(disabled_at, now()) END
-                WHERE id = \(id) RETURNING id
-            ), audited AS (
-                INSERT INTO securepush_relay.audit (event, installation_id) SELECT \(event), id FROM changed
-            )
-            SELECT count(*)::bigint FROM changed
+            UPDATE securepush_relay.installations SET disabled_at = CASE WHEN \(disabled) THEN coalesce(disabled_at, now()) END
+            WHERE id = \(id) RETURNING id
             """)
-        return try rows.first?.decode(Int64.self) == 1
     }
 
     /// Replaces an installation's key (the old one stops working at once); false when there is none.
     public func rotateKey(_ id: UUID, publicKey: Data) async throws -> Bool {
-        let rows = try await rows(
+        try await audited(
+            "key_rotated",
             """
-            WITH changed AS (
-                UPDATE securepush_relay.installations SET public_key = \(publicKey), key_version = key_version + 1
-                WHERE id = \(id) RETURNING id
-            ), audited AS (
-                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'key_rotated', id FROM changed
-            )
-            SELECT count(*)::bigint FROM changed
+            UPDATE securepush_relay.installations SET public_key = \(publicKey), key_version = key_version + 1
+            WHERE id = \(id) RETURNING id
             """)
-        return try rows.first?.decode(Int64.self) == 1
     }
 
     /// Changes the quotas given; false when there is no such installation.
     public func setQuotas(_ id: UUID, _ quotas: Quotas) async throws -> Bool {
-        let rows = try await rows(
+        try await audited(
+            "quota_set",
             """
-            WITH changed AS (
-                UPDATE securepush_relay.installations SET
-                    pushes_per_minute = CASE WHEN \(quotas.pushesPerMinute != nil) THEN \(quotas.pushesPerMinute ?? nil) ELSE pushes_per_minute END,
-                    pushes_per_day = CASE WHEN \(quotas.pushesPerDay != nil) THEN \(quotas.pushesPerDay ?? nil) ELSE pushes_per_day END,
-                    max_tokens = CASE WHEN \(quotas.maxTokens != nil) THEN \(quotas.maxTokens ?? nil) ELSE max_tokens END
-                WHERE id = \(id) RETURNING id
-            ), audited AS (
-                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'quota_set', id FROM changed
-            )
-            SELECT count(*)::bigint FROM changed
+            UPDATE securepush_relay.installations SET
+                pushes_per_minute = CASE WHEN \(quotas.pushesPerMinute != nil) THEN \(quotas.pushesPerMinute ?? nil) ELSE pushes_per_minute END,
+                pushes_per_day = CASE WHEN \(quotas.pushesPerDay != nil) THEN \(quotas.pushesPerDay ?? nil) ELSE pushes_per_day END,
+                max_tokens = CASE WHEN \(quotas.maxTokens != nil) THEN \(quotas.maxTokens ?? nil) ELSE max_tokens END
+            WHERE id = \(id) RETURNING id
             """)
-        return try rows.first?.decode(Int64.self) == 1
     }
 
     /// Changes what an installation may send; false when there is none. The key's version moves too, so every
     /// relay process reloads what it cached of the installation at its next request (`admit` answers `stale`).
     public func setPolicy(_ id: UUID, criticalAllowed: Bool) async throws -> Bool {
-        let rows = try await rows(
+        try await audited(
+            "policy_set",
             """
-            WITH changed AS (
-                UPDATE securepush_relay.installations SET critical_allowed = \(criticalAllowed), key_version = key_version + 1
-                WHERE id = \(id) RETURNING id
-            ), audited AS (
-                INSERT INTO securepush_relay.audit (event, installation_id) SELECT 'policy_set', id FROM changed
-            )
-            SELECT count(*)::bigint FROM changed
+            UPDATE securepush_relay.installations SET critical_allowed = \(criticalAllowed), key_version = key_version + 1
+            WHERE id = \(id) RETURNING id
             """)
-        return try rows.first?.decode(Int64.self) == 1
     }
 
     /// What checking a request of `id` needs: its public key, the key's version (which moves with the key and

@@ -25,7 +25,9 @@ public struct RelayConfiguration: Sendable {
         self.perInstallation = try values.int("SECUREPUSH_RELAY_INSTALLATION_CONCURRENCY", default: 64, in: 1...10_000)
         var limits = RelayLimits()
         limits.authFailures = RateLimit(
-            perSecond: Double(try values.int("SECUREPUSH_RELAY_AUTH_FAILURE_RATE_PER_MINUTE", default: 30, in: 1...100_000)) / 60,
+            perSecond: Double(
+                try values.int("SECUREPUSH_RELAY_AUTH_FAILURE_RATE_PER_MINUTE", default: Int(limits.authFailures.perSecond * 60), in: 1...100_000))
+                / 60,
             burst: try values.int("SECUREPUSH_RELAY_AUTH_FAILURE_BURST", default: limits.authFailures.burst, in: 1...100_000))
         let rate = try values.int("SECUREPUSH_RELAY_INSTALLATION_RATE", default: Int(limits.installationRequests.perSecond), in: 1...1_000_000)
         limits.installationRequests = RateLimit(perSecond: Double(rate), burst: rate)
