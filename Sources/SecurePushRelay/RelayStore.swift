@@ -63,7 +63,7 @@ public struct RelayStore: Sendable {
     /// `event` for the installation it wrote, in one statement; true when it wrote one.
     private func audited(_ event: String, _ change: PostgresQuery) async throws -> Bool {
         var binds = change.binds
-        try binds.append(event)
+        binds.append(event)
         let query = PostgresQuery(
             unsafeSQL: """
                 WITH changed AS (\(change.sql)), audited AS (
