@@ -219,8 +219,8 @@ let package = Package(
         .executableTarget(
             name: "securepush-chaos",
             dependencies: [
-                "SecurePushFakes", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .crypto, .cryptoExtras,
-                .logging, .nioConcurrencyHelpers,
+                "SecurePushFakes", "SecurePushCore", "SecurePushRelayProtocol", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1,
+                .nioFoundationEssentialsCompat, .crypto, .cryptoExtras, .logging, .nioConcurrencyHelpers,
             ],
             path: "Tools/SecurePushChaos",
             swiftSettings: swiftSettings

@@ -30,6 +30,9 @@ struct ChaosOptions: Sendable {
     var route = "-"
     /// The failover rows: how long the primary stays frozen (failover-freeze) or cut off (failover-drop).
     var faultSeconds: Double = 40
+    /// The failover rows' `relay` route: the relay's (empty) database, as its owner. When given, the SecurePush
+    /// processes push through two relay processes behind HAProxy (`RelayPair`) instead of to the fakes.
+    var relayDatabaseURL: String?
 
     static let usage = """
         usage: securepush-chaos --row sigstop|pg-restart|conn-exhaustion|long-transaction|provider-storm
@@ -37,7 +40,7 @@ struct ChaosOptions: Sendable {
                                 [--pg-control SCRIPT] [--quick] [--storm-seconds N] [--outage-seconds N] [--rate N] [--users N]
                securepush-chaos --row failover-switchover|failover-kill|failover-freeze|failover-drop
                                 --binary PATH --database-url URL --work-dir DIR --cluster-dir DIR --cluster-script PATH
-                                [--route NAME] [--fault-seconds N] [--quick] [--rate N] [--users N]
+                                [--route NAME] [--relay-database-url URL] [--fault-seconds N] [--quick] [--rate N] [--users N]
         """
 
     /// Parses `arguments` (without the program name).
@@ -84,6 +87,7 @@ struct ChaosOptions: Sendable {
         options.clusterDirectory = values.removeValue(forKey: "cluster-dir")
         options.clusterScript = values.removeValue(forKey: "cluster-script")
         if let route = values.removeValue(forKey: "route") { options.route = route }
+        options.relayDatabaseURL = values.removeValue(forKey: "relay-database-url")
         if let text = values.removeValue(forKey: "fault-seconds") {
             guard let seconds = Double(text), seconds >= 1, seconds <= 300 else { throw ChaosError("--fault-seconds must be between 1 and 300") }
             options.faultSeconds = seconds

@@ -39,10 +39,15 @@ struct ChaosRun {
     ]
 
     /// The settings of process `index`.
-    func environment(process index: Int, fakes: ProviderFakes, jwtSecret: String) -> [String: String] {
+    /// With `relay`, the processes push through it and get no credentials of the push services.
+    func environment(process index: Int, fakes: ProviderFakes, jwtSecret: String, relay: RelayPair?) -> [String: String] {
         var environment = Self.baseEnvironment
         environment.merge(plan.environment) { _, new in new }
-        environment.merge(fakes.environment(process: index, platforms: plan.platforms)) { _, new in new }
+        if let relay {
+            environment.merge(relay.selfHostedEnvironment) { _, new in new }
+        } else {
+            environment.merge(fakes.environment(process: index, platforms: plan.platforms)) { _, new in new }
+        }
         environment["DATABASE_URL"] = options.databaseURL
         environment["SECUREPUSH_USER_JWT_SECRET"] = jwtSecret
         return environment
@@ -52,29 +57,37 @@ struct ChaosRun {
         let report = RowReport(row: options.row)
         let started = ContinuousClock.now
         let database = try ChaosDatabase(url: options.databaseURL)
-        let fakes = try await ProviderFakes.start(processes: plan.layout.processes)
+        // Keys for the relays too (`RelayPair.firstKeyIndex`), when the row has them.
+        let fakes = try await ProviderFakes.start(processes: plan.layout.processes + (options.relayDatabaseURL == nil ? 0 : 2))
         // Probes must not queue behind each other in the client: room for every call in flight at once.
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         var processes: [ServerProcess] = []
+        var relay: RelayPair?
         do {
+            if let url = options.relayDatabaseURL {
+                relay = try await RelayPair.start(ownerURL: url, binary: options.binary, fakes: fakes, workDirectory: options.workDirectory)
+            }
             let jwtSecret = "chaos-" + (0..<4).map { _ in UUID().uuidString }.joined()
             log("migrating")
             try await ServerProcess.run(
-                binary: options.binary, arguments: ["migrate"], environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret),
+                binary: options.binary, arguments: ["migrate"],
+                environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret, relay: relay),
                 logDirectory: options.workDirectory, name: "migrate")
             let port = try freePort()
             processes.append(
                 try ServerProcess.start(
                     name: "p1", binary: options.binary, arguments: ["serve", "--role", plan.layout.firstRole, "--port", "\(port)"],
-                    environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret), port: port, logDirectory: options.workDirectory))
+                    environment: environment(process: 0, fakes: fakes, jwtSecret: jwtSecret, relay: relay), port: port,
+                    logDirectory: options.workDirectory))
             for index in 1..<plan.layout.processes {
                 processes.append(
                     try ServerProcess.start(
                         name: "p\(index + 1)", binary: options.binary,
                         arguments: ["serve", "--role", "dispatcher", "--host", "127.0.0.1", "--port", "0"],
-                        environment: environment(process: index, fakes: fakes, jwtSecret: jwtSecret), port: nil, logDirectory: options.workDirectory))
+                        environment: environment(process: index, fakes: fakes, jwtSecret: jwtSecret, relay: relay), port: nil,
+                        logDirectory: options.workDirectory))
             }
             let api = APIClient(http: http, port: port)
             let dispatchers = plan.layout.firstRole == "api" ? Array(processes.dropFirst()) : processes
@@ -85,7 +98,7 @@ struct ChaosRun {
                 database: database, users: Array(Set(devices.map(\.user))).sorted(), rate: options.rate, statementDeadline: plan.statementDeadline)
             let context = ChaosContext(
                 options: options, plan: plan, fakes: fakes, database: database, processes: processes, api: api, devices: devices,
-                producer: producer, report: report)
+                producer: producer, report: report, relay: relay, http: http)
 
             log("load at \(options.rate)/s")
             let producing = Task { await producer.run() }
@@ -103,10 +116,12 @@ struct ChaosRun {
             try await finish(context, started: started)
         } catch {
             for process in processes { await process.stop(grace: .seconds(5)) }
+            await relay?.stop()
             await fakes.shutdown()
             try? await http.shutdown()
             throw error
         }
+        await relay?.stop()
         await fakes.shutdown()
         try await http.shutdown()
         return report

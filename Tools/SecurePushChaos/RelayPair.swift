@@ -1,0 +1,251 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationEssentialsCompat
+import NIOHTTP1
+import PostgresNIO
+import SecurePushCore
+import SecurePushRelayProtocol
+
+/// The relay as vendors deploy it, for the failover matrix's `relay` route (issue 48): its own database on the
+/// HA cluster (migrated by the owner, served by a login of `securepush_relay_service`), two `securepush serve
+/// --role relay` processes pushing to the fakes (`r1`, `r2`: the fakes' process keys 3 and 4, so every push
+/// names the relay that sent it), and HAProxy in HTTP mode balancing the self-hosted servers' requests over
+/// both. The self-hosted processes push through it as one installation (`selfHostedEnvironment`).
+final class RelayPair: Sendable {
+    /// The fakes' process index of the first relay (the SecurePush processes take 0 to 2).
+    static let firstKeyIndex = 3
+    /// The daily quota of the installation `checkAcrossProcesses` spends.
+    static let checkQuota = 10
+
+    let ports: [Int]
+    let balancerPort: Int
+    let processes: [ServerProcess]
+    /// The installation the self-hosted processes push as.
+    let installation: UUID
+    let keyFile: String
+    /// A second installation with a daily quota of `checkQuota`, for the cross-process checks.
+    let quota: (id: UUID, key: InstallationKey)
+    private let owner: ChaosDatabase
+    private let login: String
+
+    private init(
+        ports: [Int], balancerPort: Int, processes: [ServerProcess], installation: UUID, keyFile: String, quota: (id: UUID, key: InstallationKey),
+        owner: ChaosDatabase, login: String
+    ) {
+        self.ports = ports
+        self.balancerPort = balancerPort
+        self.processes = processes
+        self.installation = installation
+        self.keyFile = keyFile
+        self.quota = quota
+        self.owner = owner
+        self.login = login
+    }
+
+    /// What the self-hosted processes need to push through the balancer (their own provider settings left out).
+    var selfHostedEnvironment: [String: String] {
+        [
+            "SECUREPUSH_PROVIDERS": "relay", "SECUREPUSH_RELAY_PLATFORMS": "apns,fcm",
+            "SECUREPUSH_RELAY_URL": "http://127.0.0.1:\(balancerPort)",
+            "SECUREPUSH_RELAY_INSTALLATION_ID": installation.uuidString.lowercased(), "SECUREPUSH_RELAY_KEY_FILE": keyFile,
+            "SECUREPUSH_RELAY_TIMEOUT": "3s",
+        ]
+    }
+
+    /// Migrates the relay's database (`ownerURL`), adds the installations, creates the relays' login, starts both
+    /// relays and the balancer, and waits until a request through the balancer is answered.
+    static func start(ownerURL: String, binary: String, fakes: ProviderFakes, workDirectory: String) async throws -> RelayPair {
+        let owner = try ChaosDatabase(url: ownerURL)
+        let tokenKey = "\(workDirectory)/relay-token.key"
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: tokenKey))
+        let ownerEnvironment = [
+            "DATABASE_URL": ownerURL, "SECUREPUSH_RELAY_TOKEN_KEY_FILE": tokenKey, "SECUREPUSH_LOG_LEVEL": "notice",
+        ]
+        func relayCommand(_ name: String, _ arguments: [String]) async throws -> String {
+            try await ServerProcess.run(
+                binary: binary, arguments: ["relay"] + arguments, environment: ownerEnvironment, logDirectory: workDirectory, name: name)
+            return (try? String(contentsOfFile: "\(workDirectory)/\(name).log", encoding: .utf8)) ?? ""
+        }
+        log("migrating the relay's database")
+        _ = try await relayCommand("relay-migrate", ["migrate"])
+        let (installation, key) = try idAndKeyText(
+            try await relayCommand("relay-add", ["installation", "add", "--name", "chaos", "--max-tokens", "none"]))
+        let quota = try added(
+            try await relayCommand("relay-add-quota", ["installation", "add", "--name", "quota", "--pushes-per-day", "\(checkQuota)"]))
+        let keyFile = "\(workDirectory)/relay-installation.key"
+        try key.write(toFile: keyFile, atomically: true, encoding: .utf8)
+
+        // The relays run as a login of the relay's role, as docs/relay.md says (never as the owner).
+        let login = "chaos_relay_\(UUID().uuidString.prefix(8).lowercased())"
+        let password = UUID().uuidString
+        try await owner.execute(PostgresQuery(unsafeSQL: "CREATE ROLE \(login) LOGIN PASSWORD '\(password)' IN ROLE securepush_relay_service"))
+        let loginURL = try replacingCredentials(of: ownerURL, user: login, password: password)
+
+        var processes: [ServerProcess] = []
+        do {
+            let ports = [try freePort(), try freePort()]
+            for (index, port) in ports.enumerated() {
+                var environment = ChaosRun.baseEnvironment
+                environment.merge(fakes.environment(process: firstKeyIndex + index, platforms: [.apns, .fcm])) { _, new in new }
+                environment["DATABASE_URL"] = loginURL
+                environment["SECUREPUSH_RELAY_HOST"] = "127.0.0.1"
+                environment["SECUREPUSH_RELAY_PORT"] = "\(port)"
+                environment["SECUREPUSH_RELAY_TOKEN_KEY_FILE"] = tokenKey
+                processes.append(
+                    try ServerProcess.start(
+                        name: "r\(index + 1)", binary: binary, arguments: ["serve", "--role", "relay"], environment: environment, port: port,
+                        logDirectory: workDirectory))
+            }
+            let balancerPort = try freePort()
+            let configuration = "\(workDirectory)/relay-haproxy.cfg"
+            try balancerConfiguration(port: balancerPort, relays: ports).write(toFile: configuration, atomically: true, encoding: .utf8)
+            processes.append(
+                try ServerProcess.start(
+                    name: "relay-haproxy", binary: try haproxy(), arguments: ["-db", "-f", configuration], environment: [:], port: balancerPort,
+                    logDirectory: workDirectory))
+            let pair = RelayPair(
+                ports: ports, balancerPort: balancerPort, processes: processes, installation: installation, keyFile: keyFile, quota: quota,
+                owner: owner, login: login)
+            try await pair.waitServing()
+            return pair
+        } catch {
+            for process in processes { await process.stop(grace: .seconds(5)) }
+            try? await owner.execute(PostgresQuery(unsafeSQL: "DROP ROLE IF EXISTS \(login)"))
+            throw error
+        }
+    }
+
+    /// Stops the relays and the balancer and drops the relays' login.
+    func stop() async {
+        for process in processes { await process.stop(grace: .seconds(10)) }
+        try? await owner.execute(PostgresQuery(unsafeSQL: "DROP ROLE IF EXISTS \(login)"))
+    }
+
+    /// Pushes each relay sent that the fakes accepted, by relay (`r1 N, r2 M`), and whether both sent some.
+    static func pushesByRelay(_ attempts: [PushAttempt]) -> (cell: String, bothSent: Bool) {
+        let counts = (0..<2).map { index in attempts.filter { $0.accepted && $0.sender == firstKeyIndex + index }.count }
+        return (counts.enumerated().map { "r\($0.offset + 1) \($0.element)" }.joined(separator: ", "), counts.allSatisfy { $0 > 0 })
+    }
+
+    /// The relay's own count of the load installation's pushes (`securepush_relay.usage`).
+    func usage() async throws -> Int64 {
+        try await owner.scalar(
+            "SELECT coalesce(sum(pushes), 0)::bigint FROM securepush_relay.usage WHERE installation_id = \(installation)", as: Int64.self)
+    }
+
+    /// After the failover, on the relays' new primary: a signed request answered by `r1` and replayed to `r2` is
+    /// refused (the request ids are shared), and the quota installation's daily quota holds across both relays
+    /// (a binding, then `checkQuota + 4` pushes alternating between the relays: exactly `checkQuota` sent).
+    /// Returns the failures, empty when both held.
+    func checkAcrossProcesses(http: HTTPClient) async throws -> [String] {
+        var failures: [String] = []
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let bind = try JSONEncoder().encode(RelayTokenChanges(bind: [RelayToken(platform: "apns", token: token)]))
+        let bound = try await post(bind, to: "/v1/relay/tokens", relay: 0, http: http)
+        if bound.status != 200 { failures.append("the quota installation's binding answered \(bound.status)") }
+        let replayed = try await post(bind, to: "/v1/relay/tokens", relay: 1, http: http, token: bound.token)
+        if replayed.status != 401 { failures.append("a request replayed to the other relay answered \(replayed.status), not 401") }
+        var sent = 0
+        for index in 0..<(Self.checkQuota + 4) {
+            let push = RelayPush(
+                Push(
+                    notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
+                    expiresAt: Date().addingTimeInterval(3600)))
+            let answer = try await post(
+                try JSONEncoder().encode(RelayPushBatch(pushes: [push])), to: "/v1/relay/pushes", relay: index % 2, http: http)
+            if answer.status == 200, let results = try? JSONDecoder().decode(RelayPushResults.self, from: answer.body),
+                results.results.first?.outcome == .sent
+            {
+                sent += 1
+            }
+        }
+        if sent != Self.checkQuota { failures.append("\(sent) of \(Self.checkQuota + 4) pushes sent under a daily quota of \(Self.checkQuota)") }
+        return failures
+    }
+
+    private func post(_ body: Data, to path: String, relay: Int, http: HTTPClient, token: String? = nil) async throws -> (
+        status: UInt, body: Data, token: String
+    ) {
+        var signed = token ?? ""
+        if token == nil {
+            signed = try await RelayRequestToken.sign(installation: quota.id, key: quota.key, method: "POST", path: path, body: body)
+        }
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[relay])\(path)")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(signed)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        let response = try await http.execute(request, timeout: .seconds(10))
+        return (response.status.code, Data(buffer: try await response.body.collect(upTo: 1 << 20)), signed)
+    }
+
+    private func waitServing() async throws {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { Task { try? await http.shutdown() } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        let targets = ports.enumerated().map { ("r\($0.offset + 1)", $0.element) } + [("the balancer", balancerPort)]
+        for (name, port) in targets {
+            while true {
+                if let process = processes.first(where: { !$0.isRunning }) {
+                    throw ChaosError("\(process.name) exited: \(String(process.log().suffix(1500)))")
+                }
+                let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz")
+                if let response = try? await http.execute(request, timeout: .seconds(2)), response.status == .ok { break }
+                guard ContinuousClock.now < deadline else { throw ChaosError("relay: \(name) not serving in 60 s") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// The id and key text `relay installation add` printed.
+    private static func idAndKeyText(_ output: String) throws -> (UUID, String) {
+        let lines = output.split(separator: "\n")
+        guard let id = lines.first(where: { $0.hasPrefix("installation id: ") }).flatMap({ UUID(uuidString: String($0.dropFirst(17))) }),
+            let keyLine = lines.first(where: { $0.contains("securepush-relay-key-1:") }),
+            let start = keyLine.range(of: "securepush-relay-key-1:")?.lowerBound
+        else { throw ChaosError("relay installation add printed no id and key") }
+        return (id, String(keyLine[start...]).trimmingCharacters(in: .whitespaces))
+    }
+
+    private static func added(_ output: String) throws -> (id: UUID, key: InstallationKey) {
+        let (id, text) = try idAndKeyText(output)
+        return (id, try InstallationKey(text: text))
+    }
+
+    private static func replacingCredentials(of url: String, user: String, password: String) throws -> String {
+        guard var components = URLComponents(string: url) else { throw ChaosError("cannot parse the relay's database URL") }
+        components.user = user
+        components.password = password
+        guard let text = components.string else { throw ChaosError("cannot rebuild the relay's database URL") }
+        return text
+    }
+
+    private static func haproxy() throws -> String {
+        guard let path = ["/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy"].first(where: FileManager.default.isExecutableFile)
+        else { throw ChaosError("haproxy is not installed (ops/failover.d/cluster.sh installs it)") }
+        return path
+    }
+
+    /// HTTP mode, each request balanced over both relays; a relay failing its health check is taken out.
+    private static func balancerConfiguration(port: Int, relays: [Int]) -> String {
+        """
+        global
+            maxconn 500
+        defaults
+            mode http
+            timeout connect 2s
+            timeout client 60s
+            timeout server 60s
+            timeout http-keep-alive 30s
+            timeout check 1s
+        listen relays
+            bind 127.0.0.1:\(port)
+            balance roundrobin
+            option httpchk GET /healthz
+            default-server inter 1s fall 2 rise 1
+        \(relays.enumerated().map { "    server r\($0.offset + 1) 127.0.0.1:\($0.element) check" }.joined(separator: "\n"))
+
+        """
+    }
+}
