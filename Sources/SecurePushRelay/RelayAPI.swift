@@ -33,8 +33,6 @@ public struct RelayAPI: Sendable {
 
     /// The largest request body accepted.
     static let maxBody = 1 << 20
-    /// Why a push of urgency `critical` from an installation whose policy does not allow it is refused.
-    static let criticalRefused = "urgency critical is not allowed for this installation (relay installation set-policy --critical on)"
 
     /// Wires the routes.
     public init(
@@ -286,7 +284,7 @@ public struct RelayAPI: Sendable {
         // muted phone, so only an installation allowed to may send one (a refused one still counted).
         let allowed = pushes.filter { $0.1.urgency != .critical || key.criticalAllowed }
         for (index, push, _) in pushes where push.urgency == .critical && !key.criticalAllowed {
-            outcomes[index] = RelayOutcome(outcome: .refused, reason: Self.criticalRefused)
+            outcomes[index] = .criticalRefused
         }
         let sendable = allowed.filter { bound.contains($0.2) }
         for (index, _, digest) in allowed where !bound.contains(digest) { outcomes[index] = .unregistered }

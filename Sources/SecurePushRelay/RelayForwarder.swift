@@ -37,7 +37,7 @@ public final class RelayForwarder: Sendable {
         return await withTaskGroup(of: (Int, RelayOutcome).self) { group in
             for (index, push) in pushes {
                 guard let provider = providers[push.target.platform] else {
-                    group.addTask { (index, RelayOutcome(outcome: .refused, reason: "this relay does not push to \(push.target.platform.rawValue)")) }
+                    group.addTask { (index, .notRelayed(push.target.platform.rawValue)) }
                     continue
                 }
                 await limiter.acquire(installation)

@@ -61,9 +61,28 @@ public struct RelayOutcome: Codable, Sendable, Hashable {
     /// The refusal of a token this installation did not register (unknown, or registered by others only).
     public static let unregistered = RelayOutcome(outcome: .refused, reason: "the token is not registered by this installation")
 
+    /// The refusal of a push of urgency `critical` from an installation whose policy does not allow it.
+    public static let criticalRefused = RelayOutcome(
+        outcome: .refused, reason: "urgency critical is not allowed for this installation (relay installation set-policy --critical on)")
+
+    /// The refusal of a push for a platform this relay does not push to.
+    public static func notRelayed(_ platform: String) -> RelayOutcome {
+        RelayOutcome(outcome: .refused, reason: notRelayedPrefix + platform)
+    }
+
+    private static let notRelayedPrefix = "this relay does not push to "
+
+    /// Whether a refusal concerns this push alone (its urgency, its platform), not the device's token: the
+    /// self-hosted side fails the push and keeps the device.
+    var refusesThePushOnly: Bool {
+        guard outcome == .refused, let reason else { return false }
+        return reason == Self.criticalRefused.reason || reason.hasPrefix(Self.notRelayedPrefix)
+    }
+
     /// What the self-hosted side does with it: a platform's answer as if it had pushed directly. A refused
     /// push is the device's permanent failure (`unregistered`: this installation's binding of the token was
-    /// released or never handed over; the device is retired as a dead token would be).
+    /// released or never handed over; the device is retired as a dead token would be), unless the refusal is
+    /// of the push alone (`criticalRefused`, `notRelayed`): that push failed, the device stays.
     public var pushResult: PushResult {
         switch outcome {
         case .sent:
@@ -75,6 +94,8 @@ public struct RelayOutcome: Codable, Sendable, Hashable {
             return .retry(after: after, reason: "relay: " + (reason ?? "retry"), scope: scope == "provider" ? .provider : .device)
         case .failed:
             return .failed(reason: "relay: " + (reason ?? "failed"))
+        case .refused where refusesThePushOnly:
+            return .failed(reason: "relay refused: " + (reason ?? "refused"))
         case .refused:
             return .tokenInvalid(reason: "relay refused: " + (reason ?? "refused"))
         }

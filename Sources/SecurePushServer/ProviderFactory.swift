@@ -79,8 +79,8 @@ public enum ProviderFactory {
                 guard let relay else { throw ConfigurationError("\(platform.rawValue) goes through the relay, but no relay client was given") }
                 let outbox = relay.outbox
                 return RelayProvider(platform: platform, client: relay.client) { platform, token in
-                    // Unknown (the database unavailable): not pending, so the relay's refusal stands.
-                    (try? await outbox.isPending(platform: platform, token: token)) ?? false
+                    // Unknown (the database unavailable) throws: the push is retried, the device kept.
+                    try await outbox.isPending(platform: platform, token: token)
                 }
             }
             do {

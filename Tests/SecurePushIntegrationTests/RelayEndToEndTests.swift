@@ -130,6 +130,42 @@ struct RelayEndToEndTests {
         }
     }
 
+    @Test(
+        "the relay's refusals on the self-hosted side: a critical push the installation may not send fails and the device stays; a token the relay has not bound retires the device at its second refusal, not its first"
+    )
+    func refusals() async throws {
+        try await RelayTests.withRelay { relay in
+            let installation = try await relay.add("clinic")
+            try await Self.withSelfHosted(relay, installation, environment: ["SECUREPUSH_CRITICAL_URGENCY": "on"]) { server in
+                let device = try await server.register("kim", token: hexToken())
+                try await server.db.eventually(
+                    "the registration handed over", timeout: .seconds(20), count: "SELECT count(*)::bigint FROM securepush.relay_outbox", is: 0)
+                @Sendable func outcome(_ id: UUID) async throws -> (outcome: String, attempts: Int32)? {
+                    try await server.db.client.query(
+                        "SELECT outcome, attempts FROM securepush.delivery_log WHERE notification_id = \(id)", logger: server.db.logger
+                    ).collect().first?.decode((String, Int32).self)
+                }
+                @Sendable func active() async throws -> Bool {
+                    try await server.db.scalar("SELECT active FROM securepush.devices WHERE id = \(device)")
+                }
+                // The installation may not send critical alerts (relay migration 007's default): that push fails.
+                let critical: UUID = try await server.db.scalar(
+                    "SELECT securepush.enqueue(user_id => 'kim', payload => '{\"t\":1}'::jsonb, urgency => 'critical')")
+                try await eventually("the critical push answered", timeout: .seconds(30)) { try await outcome(critical) != nil }
+                #expect(try await outcome(critical)?.outcome == "failed")
+                #expect(try await active(), "a push the relay's policy refuses does not retire the device")
+                // The binding gone at the relay while the server holds nothing to hand over: the first refusal may
+                // have raced a handover, so it is retried; the second retires the device.
+                try await relay.db.execute("DELETE FROM securepush_relay.bindings WHERE installation_id = \(installation.id)")
+                let id = try await server.enqueue("kim")
+                try await eventually("the unbound token's push answered", timeout: .seconds(30)) { try await outcome(id) != nil }
+                let answered = try await outcome(id)
+                #expect(answered?.outcome == "token_invalid" && answered?.attempts == 2, "\(String(describing: answered))")
+                #expect(try await !active())
+            }
+        }
+    }
+
     @Test("a phone signed in to two self-hosted servers gets both servers' pushes, before and after either releases its token (issue 48)")
     func oneTokenTwoServers() async throws {
         try await RelayTests.withRelay { relay in

@@ -175,6 +175,11 @@ struct ChaosRun {
         for pair in loss.lostExamples {
             log("lost: notification \(pair.notification) to \(pair.platform.rawValue) device \(pair.deviceKey.prefix(12))…")
         }
+        // What the fakes answered the devices with lost pushes (a 410 retires a device, and its later pushes are lost).
+        for key in Set(loss.lostExamples.map(\.deviceKey)).sorted() {
+            let answers = Dictionary(grouping: attempts.filter { $0.deviceKey == key }, by: { $0.status.map(String.init) ?? "none" })
+            log("answers to device \(key.prefix(12))…: " + answers.map { "\($0.key)×\($0.value.count)" }.sorted().joined(separator: " "))
+        }
         if loss.clears > 0 { report.figure("read-sync clears accepted", "\(loss.clears)") }
         report.check("lost = 0", loss.lost == 0)
         report.check("unexpected = 0", loss.unexpected == 0)

@@ -215,16 +215,18 @@ public final class RelayClient: Service, Sendable {
 }
 
 /// A relayed platform: pushes go through the vendor's relay instead of the platform's API. A push the relay
-/// refuses because its token is not registered yet (its registration still waits to be handed over) is
-/// retried; refused otherwise (the device moved to another server), the device is retired.
+/// refuses because its token is not registered is retried while the registration waits to be handed over,
+/// while that cannot be known (the database unavailable), and once in any case (the handover may have
+/// committed while this push was out: the relay checked before, the outbox was read after); refused again
+/// with nothing pending, the device is retired (its binding was released).
 public struct RelayProvider: PushProvider {
     public let platform: Platform
     let client: RelayClient
-    /// Whether this token's registration change still waits to be handed to the relay.
-    let isPending: @Sendable (Platform, String) async -> Bool
+    /// Whether this token's registration change still waits to be handed to the relay (throws when unknown).
+    let isPending: @Sendable (Platform, String) async throws -> Bool
 
     /// A provider of `platform` through `client`.
-    public init(platform: Platform, client: RelayClient, isPending: @escaping @Sendable (Platform, String) async -> Bool) {
+    public init(platform: Platform, client: RelayClient, isPending: @escaping @Sendable (Platform, String) async throws -> Bool) {
         self.platform = platform
         self.client = client
         self.isPending = isPending
@@ -232,9 +234,27 @@ public struct RelayProvider: PushProvider {
 
     public func send(_ push: Push) async -> PushResult {
         let result = await client.send(push)
-        if case .tokenInvalid(let reason) = result, reason.hasPrefix("relay refused"), await isPending(platform, push.target.token) {
+        guard case .tokenInvalid(let reason) = result, reason.hasPrefix("relay refused") else { return result }
+        let pending: Bool?
+        do { pending = try await isPending(platform, push.target.token) } catch { pending = nil }
+        return Self.refused(result, attempt: push.attempt, pending: pending)
+    }
+
+    /// What a refusal of the token becomes at `attempt` (1 for the first), given whether its registration is
+    /// still to be handed over (`nil`: unknown).
+    static func refused(_ result: PushResult, attempt: Int, pending: Bool?) -> PushResult {
+        switch (pending, attempt) {
+        case (true, _):
             return .retry(after: .seconds(1), reason: "relay: the token's registration is still being handed over", scope: .device)
+        case (nil, _):
+            return .retry(
+                after: .seconds(1), reason: "relay: refused, and whether the token's registration was handed over is unknown", scope: .device)
+        case (false, ...1):
+            return .retry(
+                after: .seconds(1), reason: "relay: refused at the first attempt; its registration may have been handed over meanwhile",
+                scope: .device)
+        default:
+            return result
         }
-        return result
     }
 }
