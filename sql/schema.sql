@@ -661,28 +661,6 @@ $$;
 
 
 --
--- Name: delivery_outcome_events(); Type: FUNCTION; Schema: securepush; Owner: -
---
-
-CREATE FUNCTION securepush.delivery_outcome_events() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET jit TO 'off'
-    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
-    AS $$
-BEGIN
-    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-    SELECT r.notification_id, r.device_id, r.platform,
-           CASE r.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
-                          ELSE r.outcome END,
-           CASE r.outcome WHEN 'sent' THEN r.provider_message_id WHEN 'failed' THEN 'failed'
-                          WHEN 'token_invalid' THEN 'token_invalid' ELSE r.last_error END
-    FROM new_rows r WHERE r.kind = 'notify';
-    RETURN NULL;
-END
-$$;
-
-
---
 -- Name: delivery_queued_events(); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -898,32 +876,6 @@ BEGIN
     LEFT JOIN dead d ON d.id = w.id AND d.user_id = w.user_id;
     PERFORM set_config('lock_timeout', patience, true);
 END
-$$;
-
-
---
--- Name: device_list(uuid, bytea, text[], boolean, integer, bigint, uuid, boolean); Type: FUNCTION; Schema: securepush; Owner: -
---
-
-CREATE FUNCTION securepush.device_list(p_device uuid, p_secret_hash bytea, p_throttle_keys text[], p_unread_only boolean, p_limit integer, p_after_micros bigint, p_after_id uuid, p_with_payloads boolean) RETURNS TABLE(user_id text, blocked_for double precision, id uuid, created_at timestamp with time zone, read_at timestamp with time zone, micros bigint, payload text, category text, preview text)
-    LANGUAGE sql
-    SET jit TO 'off'
-    AS $$
-    WITH rows AS MATERIALIZED (
-        SELECT r.*, row_number() OVER () AS position
-        FROM securepush.device_list_page(p_device, p_secret_hash, p_throttle_keys, p_unread_only, p_limit, p_after_micros,
-                                         p_after_id, p_with_payloads) r
-    ),
-    listing AS (
-        (SELECT 0::bigint AS position, r.user_id, r.blocked_for, NULL::uuid AS id, NULL::timestamptz AS created_at,
-                NULL::timestamptz AS read_at, NULL::bigint AS micros, NULL::text AS payload, NULL::text AS category, NULL::text AS preview
-         FROM rows r ORDER BY r.position LIMIT 1)
-        UNION ALL
-        SELECT r.position, NULL::text, NULL::double precision, r.id, r.created_at, r.read_at, r.micros, r.payload, r.category, r.preview
-        FROM rows r WHERE r.id IS NOT NULL
-    )
-    SELECT l.user_id, l.blocked_for, l.id, l.created_at, l.read_at, l.micros, l.payload, l.category, l.preview
-    FROM listing l ORDER BY l.position
 $$;
 
 
@@ -1302,25 +1254,6 @@ BEGIN
     END IF;
     PERFORM securepush.fan_out_batch(ids, p_claim_platforms, p_claim_limit, p_lease_until, p_token, p_worker);
     RETURN cardinality(ids);
-END
-$$;
-
-
---
--- Name: fetch_events(); Type: FUNCTION; Schema: securepush; Owner: -
---
-
-CREATE FUNCTION securepush.fetch_events() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET enable_seqscan TO 'off'
-    SET jit TO 'off'
-    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
-    AS $$
-BEGIN
-    INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event)
-    SELECT r.notification_id, r.device_id, d.platform, 'fetched'
-    FROM new_rows r LEFT JOIN securepush.devices d ON d.id = r.device_id;
-    RETURN NULL;
 END
 $$;
 
@@ -1951,32 +1884,6 @@ BEGIN
             more := true;
         END IF;
     END LOOP;
-END
-$$;
-
-
---
--- Name: reschedule_user(text); Type: FUNCTION; Schema: securepush; Owner: -
---
-
-CREATE FUNCTION securepush.reschedule_user(p_user text) RETURNS integer
-    LANGUAGE plpgsql
-    SET jit TO 'off'
-    AS $$
-DECLARE
-    step record;
-    before_created timestamptz;
-    before_id uuid;
-    moved integer := 0;
-BEGIN
-    LOOP
-        step := securepush.reschedule_user(p_user, before_created, before_id, 2000);
-        moved := moved + step.moved;
-        EXIT WHEN step.stopped_created IS NULL;
-        before_created := step.stopped_created;
-        before_id := step.stopped_id;
-    END LOOP;
-    RETURN moved;
 END
 $$;
 

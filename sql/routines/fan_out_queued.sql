@@ -21,7 +21,7 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) FROM PUBLIC;
--- The fan-out without a claim (033's signature).
+-- The fan-out without a claim (033's signature): the tests, ops/fanout-compare and an operator fan out with it.
 CREATE OR REPLACE FUNCTION securepush.fan_out_queued(p_limit integer)
  RETURNS integer
  LANGUAGE sql

@@ -46,27 +46,3 @@ BEGIN
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.reschedule_user(p_user text, p_before_created timestamp with time zone, p_before_id uuid, p_notifications integer, OUT moved integer, OUT walked integer, OUT stopped_created timestamp with time zone, OUT stopped_id uuid) FROM PUBLIC;
-
--- 0.3.1's form (what reschedule_pending called before 038): the whole walk, in bounded steps. Nothing calls
--- it now; a contract migration drops it once no build older than 0.3.2 runs.
-CREATE OR REPLACE FUNCTION securepush.reschedule_user(p_user text)
- RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
-AS $function$
-DECLARE
-    step record;
-    before_created timestamptz;
-    before_id uuid;
-    moved integer := 0;
-BEGIN
-    LOOP
-        step := securepush.reschedule_user(p_user, before_created, before_id, 2000);
-        moved := moved + step.moved;
-        EXIT WHEN step.stopped_created IS NULL;
-        before_created := step.stopped_created;
-        before_id := step.stopped_id;
-    END LOOP;
-    RETURN moved;
-END
-$function$;
-REVOKE ALL ON FUNCTION securepush.reschedule_user(p_user text) FROM PUBLIC;
