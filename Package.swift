@@ -92,14 +92,24 @@ let package = Package(
             dependencies: [.nioConcurrencyHelpers, .logging, .serviceLifecycle, .tracing],
             swiftSettings: swiftSettings
         ),
-        // Everything that talks to PostgreSQL: migrations, queue, devices, notifications, status.
+        // PostgreSQL itself: the connection and failover layer (DATABASE_URL, the primary router, the LISTEN
+        // connector, error mapping), the migration runner over the SQL files its caller hands it, rows by name.
         .target(
-            name: "SecurePushStore",
+            name: "SecurePushPostgres",
             // .connectionPool: the pool's error type (PostgresClient throws it as is for connection timeouts), to
             // recognise it by type.
             dependencies: [
                 "SecurePushCore", .postgresNIO, .connectionPool, .nioCore, .nioPosix, .nioSSL, .crypto, .logging,
                 .serviceLifecycle, .nioConcurrencyHelpers,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // SecurePush's schema (sql/, embedded) and its repositories: queue, devices, notifications, status.
+        .target(
+            name: "SecurePushStore",
+            dependencies: [
+                "SecurePushCore", "SecurePushPostgres", .postgresNIO, .nioCore, .crypto, .logging, .serviceLifecycle,
+                .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
@@ -121,7 +131,7 @@ let package = Package(
         .target(
             name: "SecurePushDispatcher",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", .postgresNIO, .serviceLifecycle, .logging, .metrics,
+                "SecurePushCore", "SecurePushPostgres", .postgresNIO, .serviceLifecycle, .logging, .metrics,
                 .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings
@@ -131,7 +141,7 @@ let package = Package(
             name: "SecurePushAPI",
             // .crypto: checks that a device's sealing key is a point on P-256.
             dependencies: [
-                "SecurePushCore", "SecurePushStore", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto, .logging,
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto, .logging,
                 .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings,
@@ -147,16 +157,17 @@ let package = Package(
         .target(
             name: "SecurePushRelay",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushRelayProtocol", .postgresNIO, .hummingbird, .httpTypes, .nioCore,
+                "SecurePushCore", "SecurePushPostgres", "SecurePushRelayProtocol", .postgresNIO, .hummingbird, .httpTypes, .nioCore,
                 .nioFoundationEssentialsCompat, .jwtKit, .crypto, .logging, .metrics, .serviceLifecycle, .nioConcurrencyHelpers,
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedMigrations"]
         ),
         // Configuration and the assembly of services (shared by the CLI and the tests).
         .target(
             name: "SecurePushServer",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
                 "SecurePushRelay", "SecurePushRelayProtocol",
                 .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
                 .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers, .nioPosix, .tracing,
@@ -166,7 +177,8 @@ let package = Package(
         .executableTarget(
             name: "securepush",
             dependencies: [
-                "SecurePushServer", "SecurePushStore", "SecurePushAPI", "SecurePushCore", "SecurePushRelay", "SecurePushRelayProtocol",
+                "SecurePushServer", "SecurePushStore", "SecurePushPostgres", "SecurePushAPI", "SecurePushCore", "SecurePushRelay",
+                "SecurePushRelayProtocol",
                 .argumentParser, .logging,
             ],
             swiftSettings: swiftSettings
@@ -175,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "SecurePushBench",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushProviders", "SecurePushDispatcher",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushProviders", "SecurePushDispatcher",
                 "SecurePushServer", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .serviceLifecycle, .logging,
                 .argumentParser, .nioConcurrencyHelpers,
             ],
@@ -186,7 +198,7 @@ let package = Package(
         .target(
             name: "SecurePushTestSupport",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushServer", "SecurePushProviders",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushServer", "SecurePushProviders",
                 "SecurePushDispatcher", "SecurePushAPI", "SecurePushClient", "SecurePushFakes", .postgresNIO, .serviceLifecycle,
                 .hummingbird, .hummingbirdTesting, .nioCore, .crypto, .cryptoExtras, .logging, .httpTypes,
                 .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
@@ -249,7 +261,7 @@ let package = Package(
         // Store tests that need no database (the migration manifest).
         .testTarget(
             name: "SecurePushStoreTests",
-            dependencies: ["SecurePushStore", .nioConcurrencyHelpers],
+            dependencies: ["SecurePushStore", "SecurePushPostgres", .nioConcurrencyHelpers],
             swiftSettings: swiftSettings
         ),
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
@@ -264,7 +276,8 @@ let package = Package(
             // .connectionPool: the pool's error type, to check that it maps to 503. HummingbirdTesting: the
             // router tested with the stores in memory (MemoryStores), no database.
             dependencies: [
-                "SecurePushAPI", "SecurePushStore", "SecurePushCore", .hummingbird, .hummingbirdCore, .hummingbirdTesting, .httpTypes,
+                "SecurePushAPI", "SecurePushStore", "SecurePushPostgres", "SecurePushCore", .hummingbird, .hummingbirdCore, .hummingbirdTesting,
+                .httpTypes,
                 .nioCore, .nioHTTP1, .logging, .connectionPool, .crypto,
             ],
             swiftSettings: swiftSettings
@@ -273,7 +286,7 @@ let package = Package(
         .testTarget(
             name: "SecurePushServerTests",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushAPI", "SecurePushServer", "SecurePushDispatcher",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushAPI", "SecurePushServer", "SecurePushDispatcher",
                 .postgresNIO, .logging,
             ],
             swiftSettings: swiftSettings
@@ -281,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
-                .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore",
+                .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore", "SecurePushPostgres",
                 "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer", "SecurePushRelayProtocol",
                 "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
                 .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,

@@ -1,16 +1,17 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the repository's `sql/*.sql` migrations (and the push relay's, `sql/relay/*.sql`) into the target
-/// as Swift source, so the `securepush` binary carries its schemas and can be copied anywhere.
+/// Embeds migrations into the target as Swift source, so the `securepush` binary carries its schemas and can be
+/// copied anywhere: the repository's `sql/*.sql` into SecurePushStore (`EmbeddedMigrations`), the push relay's
+/// `sql/relay/*.sql` into SecurePushRelay (`EmbeddedRelayMigrations`).
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
         let root = context.package.directoryURL.appending(path: "sql")
-        return try [
-            command(context, directory: root, enumName: "EmbeddedMigrations", label: "SQL migrations"),
-            command(context, directory: root.appending(path: "relay"), enumName: "EmbeddedRelayMigrations", label: "relay migrations"),
-        ]
+        if target.name == "SecurePushRelay" {
+            return [try command(context, directory: root.appending(path: "relay"), enumName: "EmbeddedRelayMigrations", label: "relay migrations")]
+        }
+        return [try command(context, directory: root, enumName: "EmbeddedMigrations", label: "SQL migrations")]
     }
 
     private func command(_ context: PluginContext, directory: URL, enumName: String, label: String) throws -> Command {

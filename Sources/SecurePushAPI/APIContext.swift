@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 /// Everything the HTTP handlers use, injected once.

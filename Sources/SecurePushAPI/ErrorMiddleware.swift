@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOHTTP1
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 /// Turns every error into the API's error shape: framework errors keep their status with a stable code,

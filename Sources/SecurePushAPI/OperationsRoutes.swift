@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 /// `/healthz`, `/readyz`, `/status` and `/metrics`.

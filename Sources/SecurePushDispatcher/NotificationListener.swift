@@ -1,7 +1,7 @@
 import Logging
 import PostgresNIO
 import SecurePushCore
-import SecurePushStore
+import SecurePushPostgres
 import ServiceLifecycle
 
 /// Holds one dedicated LISTEN connection per process, on the writable primary, and turns NOTIFYs into

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
-import SecurePushStore
+import SecurePushPostgres
 
 /// The row of `securepush_relay.admit` (`sql/relay/routines/admit.sql`).
 public struct AdmitRow: FunctionRow {

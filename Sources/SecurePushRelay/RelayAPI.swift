@@ -7,8 +7,8 @@ import Logging
 import NIOCore
 import NIOFoundationEssentialsCompat
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushRelayProtocol
-import SecurePushStore
 
 /// The relay's HTTP routes: `POST /v1/relay/tokens` and `POST /v1/relay/pushes` for installations (each
 /// request carries an ES256 token signed with the installation's key, `RelayRequestToken`), and the

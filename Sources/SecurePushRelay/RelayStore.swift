@@ -4,7 +4,7 @@ import NIOCore
 import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SecurePushCore
-import SecurePushStore
+import SecurePushPostgres
 
 /// The relay's database (`sql/relay/`, schema `securepush_relay`): installations, token bindings (keyed
 /// digests), usage, request ids and the audit. No push is ever stored.

@@ -6,6 +6,7 @@ import PostgresNIO
 import Prometheus
 import SecurePushAPI
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 import ServiceLifecycle
 

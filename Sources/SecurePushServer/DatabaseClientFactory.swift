@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 extension DatabaseURL {

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushStore
 
 /// Runs a short-lived client for one-shot commands (`migrate`, `status`, `probe`): a `PrimaryRouter` on the

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushPostgres
 import SecurePushStore
 import ServiceLifecycle
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import SecurePushCore
 import SecurePushStore
 
 /// Checks, before any service starts, that each address the process is to listen on can be bound, so that a port

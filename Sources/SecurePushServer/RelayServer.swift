@@ -6,6 +6,7 @@ import Logging
 import Prometheus
 import SecurePushAPI
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushProviders
 import SecurePushRelay
 import SecurePushRelayProtocol
@@ -28,7 +29,7 @@ struct RelayServer {
                 "a relay pushes to apns, fcm and wns only, or to simulated alone for a local try (SECUREPUSH_PROVIDERS lists \(configuration.providers.map(\.rawValue).joined(separator: ","))); Web Push needs no relay: each server has its own VAPID key"
             )
         }
-        let migrator = try Migrator.relay()
+        let migrator = try RelayMigrations.migrator()
         try await StartupWait(limit: configuration.database.startupWait).withDatabase(configuration.database, logger: logger) { client in
             try StartupNotReady.unlessMigrated(
                 try await migrator.pending(client: client, logger: logger), database: "the relay's database", command: "securepush relay migrate")

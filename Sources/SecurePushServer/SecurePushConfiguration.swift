@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushPostgres
 import SecurePushStore
 
 /// Everything a SecurePush process is configured with, read from environment variables

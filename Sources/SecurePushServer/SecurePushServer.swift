@@ -5,6 +5,7 @@ import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushPostgres
 import SecurePushProviders
 import SecurePushStore
 import ServiceLifecycle

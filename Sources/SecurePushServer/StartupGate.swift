@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 /// What `securepush serve` checks before any service starts: a writable primary is reachable among

@@ -1,5 +1,7 @@
 import Logging
 import PostgresNIO
+import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 
 /// A start-up condition that may yet come true: the database unreachable, a standby, or not migrated

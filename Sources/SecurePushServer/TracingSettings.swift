@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SecurePushCore
 import SecurePushStore
 import ServiceLifecycle
 import Tracing

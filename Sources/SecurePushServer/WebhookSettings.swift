@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// The outcome webhook (`SECUREPUSH_WEBHOOK_URL`, docs/operations.md § Outcome webhook): where the

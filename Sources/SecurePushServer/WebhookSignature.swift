@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SecurePushCore
 import SecurePushStore
 
 /// The signature of an outcome webhook request, as the Standard Webhooks specification defines it

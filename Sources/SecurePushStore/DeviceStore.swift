@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// A freshly issued device credential: shown once, stored only as a hash.
 public struct DeviceRegistration: Sendable, Hashable {

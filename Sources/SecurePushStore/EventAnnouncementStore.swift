@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 
 /// The outcome feed's wake-up (`securepush.announce_events`, migration 028): one NOTIFY on `securepush_events`
 /// when the feed's head moved, so that the statements that write events carry none.

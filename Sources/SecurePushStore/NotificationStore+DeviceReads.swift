@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// One requested id and what fetching it found.
 public struct FetchedNotification: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// A notification as its owner's device reads it: the item columns that the read functions
 /// (`sql/routines/device_fetch_requests.sql`, `device_list_page.sql`) return under these names. A field of the

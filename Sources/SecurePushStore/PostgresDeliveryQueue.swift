@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// The delivery queue on PostgreSQL: one statement to claim a batch, one to write its outcomes.
 public struct PostgresDeliveryQueue: DeliveryQueue {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// Heartbeat rows in `securepush.dispatchers`.
 public struct PostgresDispatcherRegistry: DispatcherRegistry {

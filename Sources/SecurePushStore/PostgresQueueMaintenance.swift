@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// Rescue, expiry and pruning on PostgreSQL. Every statement is safe to run from many processes at once.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 
 /// A user's daily quiet window: local times in an IANA time zone; `start > end` spans midnight.
 public struct QuietHours: Sendable, Hashable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// One device's progress in a probe (`securepush probe`), from `securepush.notification_status`.
 public struct ProbeDeviceStatus: Sendable, Equatable {

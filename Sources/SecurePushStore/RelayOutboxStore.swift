@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// The queue of registrations to hand to a push relay (`securepush.relay_outbox`, migration 024): filled by
 /// a trigger on devices for the relayed platforms, drained in order by the dispatchers' relay sync.

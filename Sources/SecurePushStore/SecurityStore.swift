@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// A security event kept in `securepush.audit_log` (ids and reasons only).
 public enum AuditEvent: String, Sendable, CaseIterable {

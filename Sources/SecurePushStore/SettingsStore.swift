@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// Deployment settings the SQL API reads (the default TTL of `securepush.notifications`, the device cap, read sync).
 public struct SettingsStore: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// Builds the `StatusReport` from the database.
 public struct StatusStore: Sendable {

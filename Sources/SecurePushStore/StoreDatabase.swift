@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 
 /// What every store holds: the injected pooled client and the logger its queries log to, with the
 /// query shapes the stores share.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// The outcome webhook's side of the database (`securepush.webhook_state`, migration 028): the next batch of
 /// outcome events after the webhook's cursor, handed over by one process at a time (`securepush.take_turn`: a

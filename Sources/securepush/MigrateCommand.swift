@@ -1,4 +1,5 @@
 import ArgumentParser
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 

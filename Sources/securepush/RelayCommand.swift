@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SecurePushPostgres
 import SecurePushRelay
 import SecurePushRelayProtocol
 import SecurePushServer
@@ -21,7 +22,7 @@ struct RelayMigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, logger) = try common.loadDatabase()
-        let migrator = try Migrator.relay()
+        let migrator = try RelayMigrations.migrator()
         let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
             try await migrator.migrate(client: client, logger: logger)
         }

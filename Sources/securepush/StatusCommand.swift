@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SecurePushAPI
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 

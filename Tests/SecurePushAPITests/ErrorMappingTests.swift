@@ -9,6 +9,7 @@ import _ConnectionPoolModule
 
 @testable import SecurePushAPI
 @testable import SecurePushCore
+@testable import SecurePushPostgres
 @testable import SecurePushStore
 
 /// How errors become responses: `ErrorMiddleware`, called directly with a hand-made request and context

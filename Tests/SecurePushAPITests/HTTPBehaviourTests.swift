@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import SecurePushCore
+import SecurePushPostgres
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SecurePushCore
+import SecurePushPostgres
 import Synchronization
 
 @testable import SecurePushAPI

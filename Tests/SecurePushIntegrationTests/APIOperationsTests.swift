@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

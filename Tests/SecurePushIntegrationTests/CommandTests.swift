@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SecurePushCore
 import SecurePushFakes
+import SecurePushPostgres
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

@@ -5,6 +5,7 @@ import SecurePushCore
 import SecurePushTestSupport
 import Testing
 
+@testable import SecurePushPostgres
 @testable import SecurePushStore
 
 /// The server's coordination takes locks no producer may take (issue 47, item 2; migration 038): a producer

@@ -5,6 +5,7 @@ import NIOFoundationEssentialsCompat
 import NIOHTTP1
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushProviders
 import SecurePushStore
 import SecurePushTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushRelay
 import SecurePushStore
 import SecurePushTestSupport
@@ -40,7 +41,7 @@ struct FunctionRowTests {
     @Test("every row type reads only columns its function returns at head (the relay's functions)")
     func relayRows() async throws {
         try await TestDatabase.withEmpty { db in
-            _ = try await Migrator.relay().migrate(client: db.client, logger: db.logger)
+            _ = try await RelayMigrations.migrator().migrate(client: db.client, logger: db.logger)
             try await Self.check([AdmitRow.self], in: db)
         }
     }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport

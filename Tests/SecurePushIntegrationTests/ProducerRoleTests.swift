@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 import SecurePushTestSupport

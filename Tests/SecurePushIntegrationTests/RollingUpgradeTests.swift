@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

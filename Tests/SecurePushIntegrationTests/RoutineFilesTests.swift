@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
+import SecurePushRelay
 import SecurePushStore
 import SecurePushTestSupport
 import Testing
@@ -18,7 +20,7 @@ struct RoutineFilesTests {
         var testDescription: String { schema }
 
         func migrator() throws -> Migrator {
-            schema == "securepush" ? Migrator(migrations: try Migration.bundled()) : try Migrator.relay()
+            schema == "securepush" ? Migrator(migrations: try Migration.bundled()) : try RelayMigrations.migrator()
         }
 
         var directory: URL {

@@ -7,6 +7,7 @@ import NIOHTTP1
 import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

@@ -4,6 +4,7 @@ import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 import Synchronization

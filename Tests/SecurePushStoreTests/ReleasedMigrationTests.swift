@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushPostgres
 import SecurePushStore
 import Testing
 

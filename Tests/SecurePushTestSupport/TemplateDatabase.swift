@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 

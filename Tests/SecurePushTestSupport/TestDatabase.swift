@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 import SecurePushServer
 import SecurePushStore
 import Testing

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 import SecurePushDispatcher
+import SecurePushPostgres
 import SecurePushProviders
 import SecurePushServer
 import SecurePushStore

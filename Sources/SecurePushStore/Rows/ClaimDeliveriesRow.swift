@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// A delivery claimed by `securepush.claim_deliveries` (`sql/routines/claim_deliveries.sql`).
 public struct ClaimDeliveriesRow: FunctionRow {

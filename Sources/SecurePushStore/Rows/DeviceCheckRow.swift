@@ -1,4 +1,5 @@
 import PostgresNIO
+import SecurePushPostgres
 
 /// The row of `securepush.device_check` (`sql/routines/device_check.sql`): the device's user when its
 /// credential is right, and the seconds its throttle keys are blocked.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// A row of `securepush.device_fetch_requests` (`sql/routines/device_fetch_requests.sql`): request `req`'s
 /// session and one requested id with what was found for it (no id when the request was refused or asked

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// A row of `securepush.device_list_page` (`sql/routines/device_list_page.sql`): the session and one listed
 /// notification (none when the request was refused or the page is empty).

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushPostgres
 
 /// A row of `securepush.events_after` (`sql/routines/events_after.sql`): one outcome event.
 public struct EventsAfterRow: FunctionRow {

@@ -1,4 +1,5 @@
 import PostgresNIO
+import SecurePushPostgres
 
 /// A row of `securepush.fetch_stats` (`sql/routines/fetch_stats.sql`): one platform's pushes and fetches.
 public struct FetchStatsRow: FunctionRow {

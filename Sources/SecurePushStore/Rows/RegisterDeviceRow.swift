@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// The row of `securepush.register_device_checked` (`sql/routines/register_device_checked.sql`).
 public struct RegisterDeviceRow: FunctionRow {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// The row of `securepush.rotate_device_secret` with a sealing key (`sql/routines/rotate_device_secret.sql`).
 public struct RotateDeviceSecretRow: FunctionRow {

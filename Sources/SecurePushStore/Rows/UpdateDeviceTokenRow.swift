@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// The row of `securepush.update_device_token` (`sql/routines/update_device_token.sql`).
 public struct UpdateDeviceTokenRow: FunctionRow {

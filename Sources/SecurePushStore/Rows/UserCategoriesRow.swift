@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushPostgres
 
 /// A row of `securepush.user_categories` (`sql/routines/user_categories.sql`).
 public struct UserCategoriesRow: FunctionRow {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// One numbered SQL file from `sql/`.
+/// One numbered SQL file (`sql/NNN_name.sql`, or the relay's `sql/relay/`), run by a `Migrator`.
 public struct Migration: Sendable, Hashable {
     /// The number the file name starts with.
     public var version: Int
@@ -42,17 +42,8 @@ public struct Migration: Sendable, Hashable {
         return !prefix.isEmpty && prefix.allSatisfy(\.isASCII) && prefix.allSatisfy(\.isNumber)
     }
 
-    /// The migrations compiled into this build (the repository's `sql/` folder, embedded at build time).
-    public static func bundled() throws -> [Migration] {
-        try decode(EmbeddedMigrations.files)
-    }
-
-    /// The push relay's migrations compiled into this build (`sql/relay/`), for the relay's own database.
-    public static func bundledRelay() throws -> [Migration] {
-        try decode(EmbeddedRelayMigrations.files)
-    }
-
-    private static func decode(_ files: [(name: String, base64: String)]) throws -> [Migration] {
+    /// The migrations a build embedded (`Plugins/EmbedMigrations`: name and base64 text per file), in version order.
+    public static func decode(_ files: [(name: String, base64: String)]) throws -> [Migration] {
         try files.map { file in
             guard let data = Data(base64Encoded: file.base64) else {
                 throw MigrationError("embedded migration \(file.name) is corrupt")

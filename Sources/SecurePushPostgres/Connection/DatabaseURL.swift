@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import SecurePushCore
 
 /// A parsed `DATABASE_URL` in libpq's URI dialect, so producers' psql and libpq use the same URL:
 /// `postgres://user:password@host1:5432,host2:5432/db?target_session_attrs=read-write&sslmode=verify-full`.

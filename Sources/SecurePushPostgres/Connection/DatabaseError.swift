@@ -47,9 +47,9 @@ extension DatabaseErrorSummary {
 }
 
 /// SQLSTATE condition names (PostgreSQL Appendix A) for the errors an operator is likely to meet.
-enum SQLState {
+package enum SQLState {
     /// A lock not taken within `lock_timeout` (`device_fetch_requests`, `cancel`): nothing was written; retry.
-    static let lockNotAvailable = "55P03"
+    package static let lockNotAvailable = "55P03"
 
     /// What to check, for the refusals a connection meets at start-up: the server's own reason stays in its
     /// log (its message text is never shown, see `DatabaseErrorSummary`), so the summary says where to look.
@@ -73,14 +73,4 @@ enum SQLState {
         "55P03": "lock_not_available", "57014": "query_canceled", "57P01": "admin_shutdown", "57P02": "crash_shutdown",
         "57P03": "cannot_connect_now", "58000": "system_error", "XX000": "internal_error",
     ]
-}
-
-/// Runs `body`, turning the database's `22023` (invalid parameter value) and `22007`/`22008` (bad time)
-/// into `InvalidInput` with its message.
-func invalidInputAsError<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as PSQLError where ["22023", "22007", "22008"].contains(error.serverInfo?[.sqlState] ?? "") {
-        throw InvalidInput(message: error.serverInfo?[.message] ?? "invalid input")
-    }
 }

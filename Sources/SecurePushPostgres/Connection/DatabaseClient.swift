@@ -23,14 +23,18 @@ extension PostgresClient: DatabaseClient {
 
 /// One leased connection seen as a `DatabaseClient`: every statement runs on it, in order, so a store built on it
 /// reads inside the transaction the caller opened there (`StatusStore`'s snapshot).
-struct SingleConnectionClient: DatabaseClient {
+package struct SingleConnectionClient: DatabaseClient {
     let connection: PostgresConnection
 
-    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+    package init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    package func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try await connection.query(query, logger: logger)
     }
 
-    func leased<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+    package func leased<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         try await body(connection)
     }
 }
@@ -39,7 +43,7 @@ extension PostgresConnection {
     /// Runs `body` between `begin` and `COMMIT`, rolling back when it throws; the error passes through as it
     /// is. (PostgresNIO's `withTransaction` wraps errors in `PostgresTransactionError`, which would hide the
     /// SQLSTATE that `DatabaseErrorSummary` and `isUnavailable` read, and takes no isolation level.)
-    func inTransaction<Result>(
+    package func inTransaction<Result>(
         _ begin: PostgresQuery = "BEGIN", logger: Logger, _ body: () async throws -> Result
     ) async throws -> Result {
         _ = try await query(begin, logger: logger)
@@ -51,13 +55,5 @@ extension PostgresConnection {
             _ = try? await query("ROLLBACK", logger: logger)
             throw error
         }
-    }
-
-    /// Takes the turn of `queue` (`securepush.take_turn`: `webhook`, `relay_outbox`) for this transaction if no
-    /// other holds it (false otherwise): one process at a time works through the queue in order. The turn is a
-    /// table lock no producer may take; it assigns no transaction id, so the holder holds back no reader of
-    /// `events_after` while it waits for a receiver.
-    func takeTurn(_ queue: String, logger: Logger) async throws -> Bool {
-        try await query("SELECT securepush.take_turn(\(queue))", logger: logger).collect().first?.decode(Bool.self) ?? false
     }
 }

@@ -28,11 +28,6 @@ public struct Migrator: Sendable {
         self.build = build
     }
 
-    /// The push relay's migrator (`sql/relay/`, schema `securepush_relay`).
-    public static func relay() throws -> Migrator {
-        Migrator(migrations: try Migration.bundledRelay(), schema: "securepush_relay")
-    }
-
     /// Applies what is missing; returns the names applied by this call.
     @discardableResult
     public func migrate(client: any DatabaseClient, logger: Logger) async throws -> [String] {
