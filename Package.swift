@@ -104,11 +104,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The operators' read models: the status report and its health rules, the support timelines and their
+        // sentences (read by the API, the CLI and the status page; built by Store's StatusStore and SupportStore).
+        .target(
+            name: "SecurePushReports",
+            dependencies: ["SecurePushCore"],
+            swiftSettings: swiftSettings
+        ),
         // SecurePush's schema (sql/, embedded) and its repositories: queue, devices, notifications, status.
         .target(
             name: "SecurePushStore",
             dependencies: [
-                "SecurePushCore", "SecurePushPostgres", .postgresNIO, .nioCore, .crypto, .logging, .serviceLifecycle,
+                "SecurePushCore", "SecurePushPostgres", "SecurePushReports", .postgresNIO, .nioCore, .crypto, .logging, .serviceLifecycle,
                 .nioConcurrencyHelpers,
             ],
             swiftSettings: swiftSettings,
@@ -141,7 +148,8 @@ let package = Package(
             name: "SecurePushAPI",
             // .crypto: checks that a device's sealing key is a point on P-256.
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto, .logging,
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto,
+                .logging,
                 .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings,
@@ -167,7 +175,8 @@ let package = Package(
         .target(
             name: "SecurePushServer",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushProviders", "SecurePushDispatcher",
+                "SecurePushAPI",
                 "SecurePushRelay", "SecurePushRelayProtocol",
                 .postgresNIO, .serviceLifecycle, .hummingbird, .hummingbirdCore, .nioCore, .asyncHTTPClient, .crypto,
                 .logging, .metrics, .prometheus, .unixSignals, .nioConcurrencyHelpers, .nioPosix, .tracing,
@@ -177,7 +186,8 @@ let package = Package(
         .executableTarget(
             name: "securepush",
             dependencies: [
-                "SecurePushServer", "SecurePushStore", "SecurePushPostgres", "SecurePushAPI", "SecurePushCore", "SecurePushRelay",
+                "SecurePushServer", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushAPI", "SecurePushCore",
+                "SecurePushRelay",
                 "SecurePushRelayProtocol",
                 .argumentParser, .logging,
             ],
@@ -187,7 +197,7 @@ let package = Package(
         .executableTarget(
             name: "SecurePushBench",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushProviders", "SecurePushDispatcher",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushProviders", "SecurePushDispatcher",
                 "SecurePushServer", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .serviceLifecycle, .logging,
                 .argumentParser, .nioConcurrencyHelpers,
             ],
@@ -198,7 +208,7 @@ let package = Package(
         .target(
             name: "SecurePushTestSupport",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushServer", "SecurePushProviders",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushServer", "SecurePushProviders",
                 "SecurePushDispatcher", "SecurePushAPI", "SecurePushClient", "SecurePushFakes", .postgresNIO, .serviceLifecycle,
                 .hummingbird, .hummingbirdTesting, .nioCore, .crypto, .cryptoExtras, .logging, .httpTypes,
                 .nioFoundationEssentialsCompat, .nioConcurrencyHelpers,
@@ -261,7 +271,7 @@ let package = Package(
         // Store tests that need no database (the migration manifest).
         .testTarget(
             name: "SecurePushStoreTests",
-            dependencies: ["SecurePushStore", "SecurePushPostgres", .nioConcurrencyHelpers],
+            dependencies: ["SecurePushStore", "SecurePushPostgres", "SecurePushReports", .nioConcurrencyHelpers],
             swiftSettings: swiftSettings
         ),
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
@@ -276,7 +286,8 @@ let package = Package(
             // .connectionPool: the pool's error type, to check that it maps to 503. HummingbirdTesting: the
             // router tested with the stores in memory (MemoryStores), no database.
             dependencies: [
-                "SecurePushAPI", "SecurePushStore", "SecurePushPostgres", "SecurePushCore", .hummingbird, .hummingbirdCore, .hummingbirdTesting,
+                "SecurePushAPI", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushCore", .hummingbird, .hummingbirdCore,
+                .hummingbirdTesting,
                 .httpTypes,
                 .nioCore, .nioHTTP1, .logging, .connectionPool, .crypto,
             ],
@@ -286,7 +297,8 @@ let package = Package(
         .testTarget(
             name: "SecurePushServerTests",
             dependencies: [
-                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushAPI", "SecurePushServer", "SecurePushDispatcher",
+                "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushAPI", "SecurePushServer",
+                "SecurePushDispatcher",
                 .postgresNIO, .logging,
             ],
             swiftSettings: swiftSettings
@@ -294,7 +306,7 @@ let package = Package(
         .testTarget(
             name: "SecurePushIntegrationTests",
             dependencies: [
-                .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore", "SecurePushPostgres",
+                .nioConcurrencyHelpers, "SecurePushClient", "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports",
                 "SecurePushProviders", "SecurePushDispatcher", "SecurePushAPI", "SecurePushServer", "SecurePushRelayProtocol",
                 "SecurePushTestSupport", "SecurePushFakes", .postgresNIO, .hummingbird, .hummingbirdTesting,
                 .asyncHTTPClient, .jwtKit, .crypto, .cryptoExtras, .prometheus, .httpTypes, .logging, .nioCore,

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import SecurePushCore
 import SecurePushPostgres
+import SecurePushReports
 import SecurePushStore
 
 /// `/healthz`, `/readyz`, `/status` and `/metrics`.

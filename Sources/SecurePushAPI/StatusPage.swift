@@ -1,5 +1,6 @@
 import Foundation
 import SecurePushCore
+import SecurePushReports
 import SecurePushStore
 
 /// The status report as a page for a person (`GET /status` with `Accept: text/html`, `GET /status.html`):

@@ -1,5 +1,6 @@
 import Foundation
 import SecurePushCore
+import SecurePushReports
 import SecurePushStore
 
 // The report's three views share these: `/status`'s JSON, its HTML page (`StatusPage`) and the CLI table (`StatusTable`).

@@ -1,5 +1,6 @@
 import Foundation
 import SecurePushCore
+import SecurePushReports
 import SecurePushStore
 
 /// The status report as text for a terminal (`securepush status`): the third view of the one report, beside

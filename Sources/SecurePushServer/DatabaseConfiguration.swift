@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SecurePushCore
 import SecurePushPostgres
+import SecurePushReports
 import SecurePushStore
 
 /// What every command needs, and all that `migrate` and `status` read: the database, the log level and

@@ -2,6 +2,7 @@ import Logging
 import NIOConcurrencyHelpers
 import Prometheus
 import SecurePushCore
+import SecurePushReports
 import SecurePushStore
 import ServiceLifecycle
 

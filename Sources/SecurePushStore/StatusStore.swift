@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SecurePushCore
 import SecurePushPostgres
+import SecurePushReports
 
 /// Builds the `StatusReport` from the database.
 public struct StatusStore: Sendable {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SecurePushAPI
 import SecurePushPostgres
+import SecurePushReports
 import SecurePushServer
 import SecurePushStore
 

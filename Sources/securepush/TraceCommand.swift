@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SecurePushAPI
+import SecurePushReports
 import SecurePushServer
 import SecurePushStore
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SecurePushCore
 import SecurePushPostgres
+import SecurePushReports
 import Synchronization
 
 @testable import SecurePushAPI

@@ -1,5 +1,6 @@
 import Foundation
 import SecurePushCore
+import SecurePushReports
 import Testing
 
 @testable import SecurePushAPI

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SecurePushAPI
 import SecurePushCore
+import SecurePushReports
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SecurePushReports
 import SecurePushStore
 import SecurePushTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushReports
 import SecurePushStore
 import Testing
 

@@ -1,3 +1,4 @@
+import SecurePushReports
 import SecurePushStore
 
 /// The status report `/status` shows: the seam between the operations routes and `StatusStore` (SQL).

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushReports
 import SecurePushStore
 
 /// The support lookup's reads: the seam between the support routes and `SupportStore` (SQL).

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SecurePushPostgres
+import SecurePushReports
 
 /// The support lookup's reads (docs/operations.md, "A notification that did not arrive"): one notification's
 /// timeline and one device's history, from the tables the pipeline already writes. Read-only.

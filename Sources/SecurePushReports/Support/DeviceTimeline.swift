@@ -9,12 +9,25 @@ public struct DeviceTimeline: Sendable, Codable, Hashable {
         public var at: Date
         public var event: String
         public var reason: String?
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(at: Date, event: String, reason: String?) {
+            self.at = at
+            self.event = event
+            self.reason = reason
+        }
     }
 
     /// A recent fetch.
     public struct Fetch: Sendable, Codable, Hashable {
         public var notificationID: UUID
         public var fetchedAt: Date
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(notificationID: UUID, fetchedAt: Date) {
+            self.notificationID = notificationID
+            self.fetchedAt = fetchedAt
+        }
     }
 
     /// A recent finished push.
@@ -26,6 +39,17 @@ public struct DeviceTimeline: Sendable, Codable, Hashable {
         public var acceptedAt: Date?
         public var finishedAt: Date
         public var lastError: String?
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(notificationID: UUID, kind: String, outcome: String, attempts: Int, acceptedAt: Date?, finishedAt: Date, lastError: String?) {
+            self.notificationID = notificationID
+            self.kind = kind
+            self.outcome = outcome
+            self.attempts = attempts
+            self.acceptedAt = acceptedAt
+            self.finishedAt = finishedAt
+            self.lastError = lastError
+        }
     }
 
     public var deviceID: UUID

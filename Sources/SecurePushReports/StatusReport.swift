@@ -8,6 +8,12 @@ public struct StatusReport: Codable, Sendable {
     public struct Database: Codable, Sendable {
         public var reachable: Bool
         public var migrationsPending: [String]
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(reachable: Bool, migrationsPending: [String]) {
+            self.reachable = reachable
+            self.migrationsPending = migrationsPending
+        }
     }
 
     /// Deliveries waiting or in flight for one platform.
@@ -19,6 +25,15 @@ public struct StatusReport: Codable, Sendable {
         public var retrying: Int64
         /// Deliveries waiting for their time: a `deliver_at` or the end of their user's quiet hours.
         public var scheduled: Int64
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(platform: String, pending: Int64, claimed: Int64, retrying: Int64, scheduled: Int64) {
+            self.platform = platform
+            self.pending = pending
+            self.claimed = claimed
+            self.retrying = retrying
+            self.scheduled = scheduled
+        }
     }
 
     /// The hot queue.
@@ -34,6 +49,18 @@ public struct StatusReport: Codable, Sendable {
         /// older: the queue lag.
         public var oldestPendingAgeSeconds: Double?
         public var byPlatform: [PlatformQueue]
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(
+            pending: Int64, claimed: Int64, scheduled: Int64, awaitingFanOut: Int64, oldestPendingAgeSeconds: Double?, byPlatform: [PlatformQueue]
+        ) {
+            self.pending = pending
+            self.claimed = claimed
+            self.scheduled = scheduled
+            self.awaitingFanOut = awaitingFanOut
+            self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
+            self.byPlatform = byPlatform
+        }
     }
 
     /// Stored notifications.
@@ -43,6 +70,14 @@ public struct StatusReport: Codable, Sendable {
         public var purged: Int64
         /// Notifications whose `deliver_at` is still ahead (not pushed, not readable yet).
         public var scheduled: Int64
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(stored: Int64, unread: Int64, purged: Int64, scheduled: Int64) {
+            self.stored = stored
+            self.unread = unread
+            self.purged = purged
+            self.scheduled = scheduled
+        }
     }
 
     /// One dispatcher process.
@@ -67,6 +102,27 @@ public struct StatusReport: Codable, Sendable {
         public var listenerHeardAt: Date?
         /// The platforms it pushes (empty: not reported, an older build).
         public var platforms: [String] = []
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(
+            id: String, host: String, pid: Int32, role: String, version: String, startedAt: Date, lastHeartbeatAt: Date, state: DispatcherState,
+            sent: Int64, failed: Int64, circuits: [CircuitSnapshot], listenerConnected: Bool?, listenerHeardAt: Date?, platforms: [String] = []
+        ) {
+            self.id = id
+            self.host = host
+            self.pid = pid
+            self.role = role
+            self.version = version
+            self.startedAt = startedAt
+            self.lastHeartbeatAt = lastHeartbeatAt
+            self.state = state
+            self.sent = sent
+            self.failed = failed
+            self.circuits = circuits
+            self.listenerConnected = listenerConnected
+            self.listenerHeardAt = listenerHeardAt
+            self.platforms = platforms
+        }
     }
 
     /// `ok`, or `degraded` with one reason per condition (`StatusThresholds`).
@@ -117,7 +173,7 @@ public struct StatusReport: Codable, Sendable {
         public var superseded: Int64 = 0
 
         /// Adds `count` deliveries that ended with `outcome` (a word of `delivery_log_outcome_valid`; others are ignored).
-        mutating func add(_ outcome: String, _ count: Int64) {
+        public mutating func add(_ outcome: String, _ count: Int64) {
             switch DeliveryOutcome.Kind(rawValue: outcome) {
             case .sent: sent += count
             case .failed: failed += count
@@ -127,6 +183,16 @@ public struct StatusReport: Codable, Sendable {
             case .superseded: superseded += count
             case .retry, nil: break
             }
+        }
+
+        /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+        public init(sent: Int64 = 0, failed: Int64 = 0, tokenInvalid: Int64 = 0, expired: Int64 = 0, cancelled: Int64 = 0, superseded: Int64 = 0) {
+            self.sent = sent
+            self.failed = failed
+            self.tokenInvalid = tokenInvalid
+            self.expired = expired
+            self.cancelled = cancelled
+            self.superseded = superseded
         }
     }
 
@@ -216,4 +282,25 @@ public struct StatusReport: Codable, Sendable {
     public var securityEventsLastHour: [String: Int64]
     /// The outcome feed and the webhook: how long an open transaction holds them back, and whose.
     public var feed = Feed()
+
+    /// Creates a value (Store's `StatusStore` and `SupportStore` build them from their rows).
+    public init(
+        generatedAt: Date, health: Health = Health(status: "ok", reasons: []), database: Database, queue: Queue, notifications: Notifications,
+        dispatchers: [Dispatcher], openCircuits: [OpenCircuit], lastMinute: Window, lastHour: Window, outcomesLastHour: [PlatformOutcomes],
+        fetchLastHour: [PlatformFetch], securityEventsLastHour: [String: Int64], feed: Feed = Feed()
+    ) {
+        self.generatedAt = generatedAt
+        self.health = health
+        self.database = database
+        self.queue = queue
+        self.notifications = notifications
+        self.dispatchers = dispatchers
+        self.openCircuits = openCircuits
+        self.lastMinute = lastMinute
+        self.lastHour = lastHour
+        self.outcomesLastHour = outcomesLastHour
+        self.fetchLastHour = fetchLastHour
+        self.securityEventsLastHour = securityEventsLastHour
+        self.feed = feed
+    }
 }
