@@ -77,7 +77,8 @@ CREATE FUNCTION securepush.audit(event text, user_id text, device_id uuid, reaso
     LANGUAGE sql
     SET jit TO 'off'
     AS $$
-    INSERT INTO securepush.audit_log (event, user_id, device_id, reason) VALUES (event, user_id, device_id, left(reason, 200))
+    INSERT INTO securepush.audit_log (event, user_id, device_id, reason) VALUES (event, user_id, device_id,
+        left(reason, 200))
 $$;
 
 
@@ -135,7 +136,8 @@ BEGIN
             UPDATE securepush.auth_failures
             SET blocked_until = now() + least(max_block, base * power(2, least(row_.failures - free - 1, 30)))
             WHERE key = row_.key;
-            longest := greatest(longest, extract(epoch FROM least(max_block, base * power(2, least(row_.failures - free - 1, 30)))));
+            longest := greatest(longest, extract(epoch FROM least(max_block, base * power(2,
+                least(row_.failures - free - 1, 30)))));
         END IF;
     END LOOP;
     RETURN longest;
@@ -285,15 +287,19 @@ BEGIN
         RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at
     ),
     logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'cancelled by the producer', g.created_at, 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'cancelled by the producer',
+            g.created_at, 'notify'
         FROM gone g
         RETURNING 1
     )
     SELECT target,
            (SELECT count(*)::integer FROM logged),
-           (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target AND d.kind = 'notify' AND d.state = 'claimed'),
-           (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target AND l.kind = 'notify' AND l.outcome = 'sent'),
+           (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target
+               AND d.kind = 'notify' AND d.state = 'claimed'),
+           (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target
+               AND l.kind = 'notify' AND l.outcome = 'sent'),
            purged;
 END
 $$;
@@ -330,7 +336,8 @@ CREATE FUNCTION securepush.cancel_pending_deliveries(target_device uuid, reason 
         RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at, dl.kind
     ),
     logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
         SELECT id, notification_id, device_id, platform, 'cancelled', attempts, reason, created_at, kind FROM gone
         RETURNING 1
     )
@@ -447,7 +454,8 @@ CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
     SELECT pg_catalog.left(
                pg_catalog.encode(
                    securepush.hmac(
-                       pg_catalog.convert_to(p_user OPERATOR(pg_catalog.||) pg_catalog.chr(31) OPERATOR(pg_catalog.||) p_key, 'UTF8'),
+                       pg_catalog.convert_to(p_user OPERATOR(pg_catalog.||) pg_catalog.chr(31)
+                           OPERATOR(pg_catalog.||) p_key, 'UTF8'),
                        s.salt, 'sha256'),
                    'hex'),
                32)
@@ -473,7 +481,8 @@ BEGIN
         (SELECT b.user_id, 1 FROM securepush.badge_changes b
          WHERE p_after IS NULL OR b.user_id > p_after ORDER BY b.user_id LIMIT 1)
         UNION ALL
-        SELECT (SELECT b.user_id FROM securepush.badge_changes b WHERE b.user_id > nu.user_id ORDER BY b.user_id LIMIT 1),
+        SELECT (SELECT b.user_id FROM securepush.badge_changes b
+            WHERE b.user_id > nu.user_id ORDER BY b.user_id LIMIT 1),
                nu.n + 1
         FROM next_user nu WHERE nu.n < p_users AND nu.user_id IS NOT NULL
     )
@@ -541,13 +550,13 @@ BEGIN
         DELETE FROM securepush.deliveries d
         USING r
         WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = p_token
-        RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                  r.answered_ago_us, d.kind, d.queued_logged
+        RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at,
+                  d.claimed_at, r.answered_ago_us, d.kind, d.queued_logged
     ),
     logged AS (
         INSERT INTO securepush.delivery_log
-            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind,
-             queued_with_outcome)
+            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at,
+             accepted_at, kind, queued_with_outcome)
         SELECT f.id, f.notification_id, f.device_id, f.platform, f.outcome, f.attempts,
                CASE WHEN f.outcome = 'sent' THEN NULLIF(f.info, '') END,
                CASE WHEN f.outcome <> 'sent' THEN NULLIF(f.info, '') END,
@@ -571,8 +580,10 @@ BEGIN
         RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
     ),
     cancel_logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT c.id, c.notification_id, c.device_id, c.platform, 'cancelled', c.attempts, 'device token invalid', c.created_at, c.kind
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT c.id, c.notification_id, c.device_id, c.platform, 'cancelled', c.attempts, 'device token invalid',
+            c.created_at, c.kind
         FROM cancelled c
     )
     SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM finished) INTO touched;
@@ -689,7 +700,8 @@ CREATE FUNCTION securepush.delivery_queued_late() RETURNS trigger
     AS $$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-    VALUES (NEW.notification_id, NEW.device_id, NEW.platform, 'queued', CASE WHEN NEW.state = 'scheduled' THEN 'scheduled' END);
+    VALUES (NEW.notification_id, NEW.device_id, NEW.platform, 'queued', CASE WHEN NEW.state = 'scheduled'
+        THEN 'scheduled' END);
     NEW.queued_logged := true;
     RETURN NEW;
 END
@@ -712,7 +724,8 @@ DECLARE
 BEGIN
     SELECT d.user_id, d.secret_hash, d.active, d.last_seen_at INTO owner, stored, is_active, seen
     FROM securepush.devices d WHERE d.id = p_device;
-    IF coalesce(stored, '\x7e644e95075aaf8040509175894c5cdb329f0ed60360c04cfb69b4825304b460'::bytea) IS DISTINCT FROM p_secret_hash
+    IF coalesce(stored, '\x7e644e95075aaf8040509175894c5cdb329f0ed60360c04cfb69b4825304b460'::bytea) IS DISTINCT
+        FROM p_secret_hash
        OR stored IS NULL OR is_active IS NOT TRUE THEN
         blocked_for := securepush.auth_blocked_for(p_throttle_keys);
         RETURN;
@@ -744,7 +757,8 @@ BEGIN
     IF auth.user_id IS NULL OR coalesce(cardinality(p_ids), 0) = 0 THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at, f.category,
+    RETURN QUERY SELECT NULL::text, NULL::double precision, f.id, f.owned, f.live, f.payload, f.created_at, f.read_at,
+        f.category,
                         f.preview
                  FROM securepush.fetch_for_device(auth.user_id, p_device, p_ids) f;
 END
@@ -763,10 +777,12 @@ CREATE FUNCTION securepush.device_fetch_batch(p_devices uuid[], p_hashes bytea[]
         SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids)
     )
     SELECT DISTINCT ON (r.req) r.req, r.user_id, r.blocked_for,
-           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text, NULL::text
+           NULL::uuid, NULL::boolean, NULL::boolean, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text,
+               NULL::text
     FROM rows r
     UNION ALL
-    SELECT r.req, NULL::text, NULL::double precision, r.id, r.owned, r.live, r.payload, r.created_at, r.read_at, r.category, r.preview
+    SELECT r.req, NULL::text, NULL::double precision, r.id, r.owned, r.live, r.payload, r.created_at, r.read_at,
+        r.category, r.preview
     FROM rows r WHERE r.id IS NOT NULL
 $$;
 
@@ -841,7 +857,8 @@ BEGIN
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()),
             read_by_device = coalesce(n.read_by_device,
-                                      (SELECT w.device FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id LIMIT 1))
+                                      (SELECT w.device FROM wanted w WHERE w.id = n.id
+                                          AND w.user_id = n.user_id LIMIT 1))
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
@@ -866,9 +883,11 @@ BEGIN
     )
     SELECT q.req, g.user_id,
            CASE WHEN g.user_id IS NULL
-                THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
+                THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req)
+                    WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview, m.traceparent
+           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at,
+               m.category, m.preview, m.traceparent
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req
@@ -893,13 +912,15 @@ DECLARE
 BEGIN
     SELECT c.user_id, c.blocked_for INTO auth FROM securepush.device_check(p_device, p_secret_hash, p_throttle_keys) c;
     IF auth.user_id IS NULL THEN
-        RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
+        RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz,
+            NULL::bigint,
                             NULL::text, NULL::text, NULL::text;
         RETURN;
     END IF;
     RETURN QUERY
     WITH page AS (
-        SELECT n.id, n.created_at, n.read_at, n.category, n.preview, (extract(epoch FROM n.created_at) * 1000000)::bigint AS micros,
+        SELECT n.id, n.created_at, n.read_at, n.category, n.preview, (extract(epoch
+            FROM n.created_at) * 1000000)::bigint AS micros,
                row_number() OVER (ORDER BY n.created_at DESC, n.id DESC) AS position
         FROM (
             SELECT n.id, n.created_at, n.read_at, n.category, n.preview::text AS preview
@@ -908,7 +929,8 @@ BEGIN
               AND (n.deliver_at IS NULL OR n.deliver_at <= now())
               AND (NOT p_unread_only OR n.read_at IS NULL)
               AND (p_after_id IS NULL
-                   OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond', p_after_id))
+                   OR (n.created_at, n.id) < ('epoch'::timestamptz + p_after_micros * interval '1 microsecond',
+                       p_after_id))
             ORDER BY n.created_at DESC, n.id DESC
             LIMIT p_limit + 1
         ) n
@@ -916,7 +938,8 @@ BEGIN
     fetched AS (
         SELECT f.id, f.live, f.payload, f.read_at
         FROM securepush.fetch_for_device(auth.user_id, p_device,
-                                         CASE WHEN p_with_payloads THEN ARRAY(SELECT p.id FROM page p WHERE p.position <= p_limit)
+                                         CASE WHEN p_with_payloads THEN ARRAY(SELECT p.id FROM page p
+                                             WHERE p.position <= p_limit)
                                               ELSE '{}'::uuid[] END) f
     )
     SELECT auth.user_id, auth.blocked_for, p.id, p.created_at, coalesce(f.read_at, p.read_at), p.micros,
@@ -926,7 +949,8 @@ BEGIN
     WHERE NOT p_with_payloads OR p.position > p_limit OR f.live
     ORDER BY p.position;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz, NULL::bigint,
+        RETURN QUERY SELECT auth.user_id, auth.blocked_for, NULL::uuid, NULL::timestamptz, NULL::timestamptz,
+            NULL::bigint,
                             NULL::text, NULL::text, NULL::text;
     END IF;
 END
@@ -953,15 +977,18 @@ BEGIN
         RAISE EXCEPTION 'securepush.enqueue: ttl must be positive' USING ERRCODE = '22023';
     END IF;
     IF urgency IS NULL OR urgency NOT IN ('passive', 'active', 'time_sensitive', 'critical') THEN
-        RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical'
+            USING ERRCODE = '22023';
     END IF;
     IF preview IS NOT NULL AND (jsonb_typeof(preview) <> 'object' OR octet_length(preview::text) > 1024) THEN
-        RAISE EXCEPTION 'securepush.enqueue: preview must be a JSON object of at most 1024 bytes' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'securepush.enqueue: preview must be a JSON object of at most 1024 bytes'
+            USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.notifications AS n
         (user_id, payload, priority, idempotency_key, expires_at, deliver_at, urgency, collapse_key, category, preview)
     VALUES (user_id, payload, priority, idempotency_key,
-            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key, category,
+            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key,
+                category,
             preview)
     ON CONFLICT ON CONSTRAINT notifications_idempotency_unique DO NOTHING
     RETURNING n.id INTO new_id;
@@ -1026,19 +1053,22 @@ BEGIN
     -- first row.
     RETURN QUERY
     WITH page AS MATERIALIZED (
-        SELECT r.*, sum(CASE WHEN r.queued_at IS NULL THEN 1 ELSE 2 END) OVER (ORDER BY r.xid, r.position) AS events_through
+        SELECT r.*, sum(CASE WHEN r.queued_at IS NULL THEN 1 ELSE 2 END) OVER (ORDER BY r.xid,
+            r.position) AS events_through
         FROM (
             SELECT e.xid, e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail, e.queued_at
             FROM securepush.delivery_feed e
             WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
-              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id AND n.producer = session_user))
+              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id
+                  AND n.producer = session_user))
             ORDER BY e.xid, e.position
             LIMIT max_events
         ) r
     )
     SELECT p.xid::text || ':' || p.position, x.at, p.notification_id, p.device_id, p.platform, x.event, x.detail
     FROM page p
-    CROSS JOIN LATERAL (VALUES (0, p.queued_at, 'queued'::text, NULL::text), (1, p.at, p.event, p.detail)) AS x(part, at, event, detail)
+    CROSS JOIN LATERAL (VALUES (0, p.queued_at, 'queued'::text, NULL::text), (1, p.at, p.event, p.detail)) AS x(part,
+        at, event, detail)
     WHERE (x.part = 1 OR p.queued_at IS NOT NULL)
       AND (p.events_through <= max_events OR p.events_through = CASE WHEN p.queued_at IS NULL THEN 1 ELSE 2 END)
     ORDER BY p.xid, p.position, x.part;
@@ -1115,9 +1145,11 @@ DECLARE
     created integer;
 BEGIN
     WITH t AS (
-        DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id, q.position
+        DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id,
+            q.position
     )
-    SELECT array_agg(t.notification_id ORDER BY t.position), array_agg(t.position ORDER BY t.position) INTO taken, places FROM t;
+    SELECT array_agg(t.notification_id ORDER BY t.position), array_agg(t.position ORDER BY t.position) INTO taken,
+        places FROM t;
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
@@ -1143,11 +1175,14 @@ BEGIN
               AND dl.notification_id = prior.id AND dl.kind = 'notify' AND dl.state IN ('scheduled', 'pending')
             RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at, w.id AS by_id
         )
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id, g.created_at, 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id,
+            g.created_at, 'notify'
         FROM gone g;
         -- One superseded before its fan-out never gets deliveries; its devices' log says by which.
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
         SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
         FROM securepush.notifications n
         CROSS JOIN LATERAL (SELECT x.id FROM securepush.superseding(n, taken, places) x LIMIT 1) w
@@ -1155,8 +1190,10 @@ BEGIN
         WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
     -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
-    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(), 'notify'
+    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+        created_at, kind)
+    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(),
+        'notify'
     FROM securepush.notifications n
     JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
     WHERE n.id = ANY(taken) AND n.expires_at <= now() AND n.payload IS NOT NULL;
@@ -1166,14 +1203,17 @@ BEGIN
         SELECT n.id, 'muted', n.category
         FROM securepush.notifications n
         WHERE n.id = ANY(taken) AND n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
+          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
+              AND m.category = n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id,
+                   n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
-                    ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
+                    ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at,
+                        now()), now()))
                END AS run_at
         FROM unnest(taken) WITH ORDINALITY AS t(id, place)
         JOIN securepush.notifications n ON n.id = t.id
@@ -1183,25 +1223,32 @@ BEGIN
     ),
     -- Quiet hours that end after the notification expires: never pushed, and the history says why.
     held_past_expiry AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT gen_random_uuid(), w.id, d.id, d.platform, 'expired', 0, 'quiet hours end after the notification expires', now(), 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT gen_random_uuid(), w.id, d.id, d.platform, 'expired', 0,
+            'quiet hours end after the notification expires', now(), 'notify'
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
     )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by, queued_logged)
+    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
+        collapse_id, run_at, state,
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by,
+                                           queued_logged)
     SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
            CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
            CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
            CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
     FROM (
-        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
-               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
+        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
+            w.traceparent,
+               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place,
+                   d.id) <= p_claim_limit
                    AS claim
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
-        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now() AND d.platform = ANY(p_claim_platforms) AS eligible) e
+        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now()
+            AND d.platform = ANY(p_claim_platforms) AS eligible) e
         WHERE w.run_at < w.expires_at
     ) r;
     GET DIAGNOSTICS created = ROW_COUNT;
@@ -1248,7 +1295,8 @@ DECLARE
     ids uuid[];
 BEGIN
     SELECT array_agg(q.notification_id) INTO ids
-    FROM (SELECT f.notification_id FROM securepush.fan_out_queue f ORDER BY f.position LIMIT p_limit FOR UPDATE SKIP LOCKED) q;
+    FROM (SELECT f.notification_id
+        FROM securepush.fan_out_queue f ORDER BY f.position LIMIT p_limit FOR UPDATE SKIP LOCKED) q;
     IF ids IS NULL THEN
         RETURN 0;
     END IF;
@@ -1305,7 +1353,8 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
     )
-    SELECT w.id, a.id IS NOT NULL OR d.id IS NOT NULL, a.id IS NOT NULL, a.payload, a.created_at, a.read_at, a.category, a.preview
+    SELECT w.id, a.id IS NOT NULL OR d.id IS NOT NULL, a.id IS NOT NULL, a.payload, a.created_at, a.read_at,
+        a.category, a.preview
     FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
     LEFT JOIN answered a ON a.id = w.id
     LEFT JOIN dead d ON d.id = w.id
@@ -1421,7 +1470,8 @@ CREATE FUNCTION securepush.prune_auth_failures(idle interval) RETURNS integer
     LANGUAGE sql
     SET jit TO 'off'
     AS $$
-    WITH gone AS (DELETE FROM securepush.auth_failures WHERE last_at < now() - idle AND (blocked_until IS NULL OR blocked_until < now()) RETURNING 1)
+    WITH gone AS (DELETE FROM securepush.auth_failures WHERE last_at < now() - idle AND (blocked_until IS NULL
+        OR blocked_until < now()) RETURNING 1)
     SELECT count(*)::integer FROM gone
 $$;
 
@@ -1618,21 +1668,25 @@ CREATE FUNCTION securepush.quiet_hours_changed(p_user text) RETURNS void
     SET jit TO 'off'
     AS $$
 DECLARE
-    cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_quiet_hours_changes_per_hour'), 20);
+    cap integer := coalesce((SELECT value::integer FROM securepush.settings
+        WHERE key = 'max_quiet_hours_changes_per_hour'), 20);
     counted record;
 BEGIN
     INSERT INTO securepush.quiet_hours_changes AS c (user_id) VALUES (p_user)
     ON CONFLICT ON CONSTRAINT quiet_hours_changes_pkey DO UPDATE
         SET changes = CASE WHEN c.window_started_at > now() - interval '1 hour' THEN c.changes + 1 ELSE 1 END,
-            window_started_at = CASE WHEN c.window_started_at > now() - interval '1 hour' THEN c.window_started_at ELSE now() END
+            window_started_at = CASE WHEN c.window_started_at > now() - interval '1 hour' THEN c.window_started_at
+                ELSE now() END
     RETURNING c.changes, c.window_started_at INTO counted;
     IF cap > 0 AND counted.changes > cap THEN
         RAISE EXCEPTION 'too many quiet-hours changes for this user'
             USING ERRCODE = 'SPR01',
-                  DETAIL = greatest(1, ceil(extract(epoch FROM counted.window_started_at + interval '1 hour' - now())))::integer::text;
+                  DETAIL = greatest(1, ceil(extract(epoch
+                      FROM counted.window_started_at + interval '1 hour' - now())))::integer::text;
     END IF;
     INSERT INTO securepush.reschedules AS r (user_id) VALUES (p_user)
-    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now(), before_created_at = NULL, before_id = NULL;
+    ON CONFLICT ON CONSTRAINT reschedules_pkey DO UPDATE SET requested_at = now(), before_created_at = NULL,
+        before_id = NULL;
 END
 $$;
 
@@ -1668,8 +1722,10 @@ BEGIN
         end_wall := CASE WHEN clock >= p_starts THEN wall::date + 1 ELSE wall::date END + p_ends;
     END IF;
     -- The two readings of end_wall: with the UTC offset in force a day before it and a day after it.
-    before_offset := ((end_wall - interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall - interval '1 day');
-    after_offset := ((end_wall + interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall + interval '1 day');
+    before_offset := ((end_wall - interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone
+        - (end_wall - interval '1 day');
+    after_offset := ((end_wall + interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone
+        - (end_wall + interval '1 day');
     low := (end_wall - before_offset) AT TIME ZONE 'UTC';
     high := (end_wall - after_offset) AT TIME ZONE 'UTC';
     IF (low AT TIME ZONE p_zone) = end_wall AND (high AT TIME ZONE p_zone) = end_wall THEN
@@ -1742,7 +1798,8 @@ DECLARE
     secret bytea := securepush.gen_random_bytes(32);
     new_id uuid;
     cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_devices_per_user'), 20);
-    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'),
+        60);
     recent integer;
     oldest timestamptz;
     previous record;
@@ -1758,7 +1815,8 @@ BEGIN
     IF rate > 0 AND recent >= rate THEN
         -- Audited by the caller: this transaction is rolled back.
         RAISE EXCEPTION 'too many device registrations for this user'
-            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch
+                FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     -- One change at a time per token (after the user's lock, as update_device_token takes them).
     PERFORM securepush.lock_slot('token', platform || ':' || token);
@@ -1816,7 +1874,8 @@ CREATE FUNCTION securepush.relay_platforms() RETURNS text[]
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'securepush'
     AS $$
-    SELECT coalesce((SELECT string_to_array(nullif(s.value, ''), ',') FROM securepush.settings s WHERE s.key = 'relay_platforms'), '{}')
+    SELECT coalesce((SELECT string_to_array(nullif(s.value, ''), ',') FROM securepush.settings s
+        WHERE s.key = 'relay_platforms'), '{}')
 $$;
 
 
@@ -1866,7 +1925,8 @@ BEGIN
     moved := 0;
     more := false;
     SELECT array_agg(t.request ORDER BY (t.request).requested_at) INTO taken
-    FROM (SELECT r AS request FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users FOR UPDATE SKIP LOCKED) t;
+    FROM (SELECT r AS request
+        FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users FOR UPDATE SKIP LOCKED) t;
     IF taken IS NULL THEN
         RETURN;
     END IF;
@@ -1904,7 +1964,8 @@ BEGIN
            (array_agg(p.id ORDER BY p.created_at, p.id))[1]
     INTO ids, walked, stopped_created, stopped_id
     FROM (SELECT n.id, n.created_at FROM securepush.notifications n
-          WHERE n.user_id = p_user AND (p_before_created IS NULL OR (n.created_at, n.id) < (p_before_created, p_before_id))
+          WHERE n.user_id = p_user AND (p_before_created IS NULL OR (n.created_at, n.id) < (p_before_created,
+              p_before_id))
           ORDER BY n.created_at DESC, n.id DESC
           LIMIT p_notifications) p;
     IF walked < p_notifications THEN
@@ -1915,14 +1976,16 @@ BEGIN
         SELECT d.id, securepush.release_at(p_user, greatest(coalesce(n.deliver_at, now()), now()), d.urgency) AS run_at
         FROM securepush.deliveries d
         JOIN securepush.notifications n ON n.id = d.notification_id
-        WHERE d.notification_id = ANY (ids) AND d.kind = 'notify' AND d.attempts = 0 AND d.state IN ('scheduled', 'pending')
+        WHERE d.notification_id = ANY (ids) AND d.kind = 'notify' AND d.attempts = 0 AND d.state IN ('scheduled',
+            'pending')
     ),
     updated AS (
         UPDATE securepush.deliveries d
         SET run_at = r.run_at, state = CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END
         FROM retimed r
         WHERE d.id = r.id AND d.state IN ('scheduled', 'pending')
-          AND CASE WHEN r.run_at > now() THEN d.state = 'pending' OR d.run_at IS DISTINCT FROM r.run_at ELSE d.state = 'scheduled' END
+          AND CASE WHEN r.run_at > now() THEN d.state = 'pending' OR d.run_at IS DISTINCT FROM r.run_at
+              ELSE d.state = 'scheduled' END
         RETURNING d.state
     )
     SELECT count(*), bool_or(state = 'pending') INTO moved, due FROM updated;
@@ -1973,7 +2036,8 @@ DECLARE
     secret bytea := securepush.gen_random_bytes(32);
     owner text;
 BEGIN
-    UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL, updated_at = now()
+    UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL,
+        updated_at = now()
     WHERE d.id = target_device AND d.active
     RETURNING d.user_id INTO owner;
     IF NOT FOUND THEN
@@ -2022,7 +2086,8 @@ CREATE FUNCTION securepush.schedule_clears() RETURNS trigger
     AS $$
 DECLARE
     enabled boolean := coalesce((SELECT value = 'on' FROM securepush.settings WHERE key = 'read_sync'), true);
-    window_ interval := coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'read_sync_window'), interval '2 seconds');
+    window_ interval := coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'read_sync_window'),
+        interval '2 seconds');
 BEGIN
     IF NOT enabled THEN
         RETURN NULL;
@@ -2034,9 +2099,11 @@ BEGIN
         JOIN securepush.delivery_log l ON l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
         JOIN securepush.devices dev ON dev.id = l.device_id AND dev.active
         WHERE n.read_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id AND f.device_id = l.device_id)
+          AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id
+              AND f.device_id = l.device_id)
     )
-    INSERT INTO securepush.deliveries AS d (notification_id, device_id, platform, kind, clear_ids, priority, run_at, expires_at)
+    INSERT INTO securepush.deliveries AS d (notification_id, device_id, platform, kind, clear_ids, priority, run_at,
+        expires_at)
     SELECT (array_agg(notification_id ORDER BY created_at DESC, notification_id))[1], device_id, min(platform), 'clear',
            (array_agg(notification_id ORDER BY created_at DESC, notification_id))[1:20], -100, now() + window_,
            least(max(expires_at), now() + interval '1 day')
@@ -2074,7 +2141,8 @@ DECLARE
     cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_muted_categories'), 100);
 BEGIN
     IF category IS NULL OR category !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' THEN
-        RAISE EXCEPTION 'a category is 1 to 64 letters, digits, . _ - (starting with a letter or digit)' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'a category is 1 to 64 letters, digits, . _ - (starting with a letter or digit)'
+            USING ERRCODE = '22023';
     END IF;
     IF NOT muted THEN
         DELETE FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category;
@@ -2095,8 +2163,10 @@ BEGIN
         RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at
     ),
     logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'category muted', g.created_at, 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'category muted',
+            g.created_at, 'notify'
         FROM gone g
         RETURNING 1
     )
@@ -2128,7 +2198,8 @@ BEGIN
     END IF;
     INSERT INTO securepush.quiet_hours AS q (user_id, time_zone, starts, ends)
     VALUES (user_id, time_zone, starts, ends)
-    ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
+    ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts,
+        ends = EXCLUDED.ends,
                                         updated_at = now();
     PERFORM securepush.quiet_hours_changed(user_id);
 END
@@ -2173,31 +2244,40 @@ CREATE FUNCTION securepush.set_sealing_key(target_device uuid, seal_public bytea
 #variable_conflict use_variable
 DECLARE
     me record;
-    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_sealing_key_changes_per_hour'), 20);
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings
+        WHERE key = 'max_sealing_key_changes_per_hour'), 20);
     recent integer;
     oldest timestamptz;
 BEGIN
     IF (seal_public IS NULL) <> (seal_auth IS NULL)
-       OR (seal_public IS NOT NULL AND (octet_length(seal_public) <> 65 OR get_byte(seal_public, 0) <> 4 OR octet_length(seal_auth) <> 16)) THEN
-        RAISE EXCEPTION 'a sealing key is a 65-byte uncompressed P-256 point and a 16-byte auth secret' USING ERRCODE = '22023';
+       OR (seal_public IS NOT NULL AND (octet_length(seal_public) <> 65 OR get_byte(seal_public, 0) <> 4
+           OR octet_length(seal_auth) <> 16)) THEN
+        RAISE EXCEPTION 'a sealing key is a 65-byte uncompressed P-256 point and a 16-byte auth secret'
+            USING ERRCODE = '22023';
     END IF;
-    SELECT d.id, d.user_id, d.platform INTO me FROM securepush.devices d WHERE d.id = target_device AND d.active FOR UPDATE;
+    SELECT d.id, d.user_id, d.platform INTO me FROM securepush.devices d WHERE d.id = target_device
+        AND d.active FOR UPDATE;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
     IF me.platform IN ('webpush', 'unifiedpush') AND seal_public IS NOT NULL THEN
-        RAISE EXCEPTION 'Web Push and UnifiedPush devices seal with their subscription keys (p256dh, auth)' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'Web Push and UnifiedPush devices seal with their subscription keys (p256dh, auth)'
+            USING ERRCODE = '22023';
     END IF;
     -- The device row is locked: concurrent changes of one device are counted one after the other.
     SELECT count(*), min(a.at) INTO recent, oldest FROM securepush.audit_log a
-    WHERE a.event IN ('sealing_key_set', 'sealing_key_cleared') AND a.device_id = me.id AND a.at > now() - interval '1 hour';
+    WHERE a.event IN ('sealing_key_set', 'sealing_key_cleared') AND a.device_id = me.id
+        AND a.at > now() - interval '1 hour';
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many sealing key changes for this device'
-            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch
+                FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
-    UPDATE securepush.devices d SET seal_public = set_sealing_key.seal_public, seal_auth = set_sealing_key.seal_auth, updated_at = now()
+    UPDATE securepush.devices d SET seal_public = set_sealing_key.seal_public, seal_auth = set_sealing_key.seal_auth,
+        updated_at = now()
     WHERE d.id = me.id;
-    PERFORM securepush.audit(CASE WHEN seal_public IS NULL THEN 'sealing_key_cleared' ELSE 'sealing_key_set' END, me.user_id, me.id,
+    PERFORM securepush.audit(CASE WHEN seal_public IS NULL THEN 'sealing_key_cleared' ELSE 'sealing_key_set' END,
+        me.user_id, me.id,
                              me.platform);
     RETURN true;
 END
@@ -2216,7 +2296,8 @@ CREATE FUNCTION securepush.superseding(n securepush.notifications, batch uuid[],
       AND (x.created_at, coalesce(x.deliver_at, x.created_at), securepush.fan_out_place(x.id, batch, positions))
           > (n.created_at, coalesce(n.deliver_at, n.created_at), securepush.fan_out_place(n.id, batch, positions))
       AND securepush.pushable(x)
-    ORDER BY x.created_at DESC, coalesce(x.deliver_at, x.created_at) DESC, securepush.fan_out_place(x.id, batch, positions) DESC
+    ORDER BY x.created_at DESC, coalesce(x.deliver_at, x.created_at) DESC, securepush.fan_out_place(x.id, batch,
+        positions) DESC
 $$;
 
 
@@ -2280,7 +2361,8 @@ CREATE FUNCTION securepush.update_device_token(target_device uuid, token text, o
 DECLARE
     me record;
     holder record;
-    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'),
+        60);
     recent integer;
     oldest timestamptz;
 BEGIN
@@ -2295,7 +2377,8 @@ BEGIN
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(me.user_id) r;
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many push address changes for this user'
-            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch
+                FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
     PERFORM securepush.lock_slot('token', me.platform || ':' || token);
@@ -2322,7 +2405,8 @@ BEGIN
         END IF;
     END IF;
     UPDATE securepush.devices d
-    SET token = update_device_token.token, options = coalesce(update_device_token.options, d.options), updated_at = now(),
+    SET token = update_device_token.token, options = coalesce(update_device_token.options, d.options),
+        updated_at = now(),
         last_seen_at = now()
     WHERE d.id = me.id;
     PERFORM securepush.audit('device_token_updated', me.user_id, me.id, me.platform);
@@ -2364,8 +2448,10 @@ CREATE FUNCTION securepush.validate_device(platform text, token text, options js
     AS $_$
 BEGIN
     IF platform = 'wns' AND jsonb_typeof(options) = 'object' AND options ? 'app' THEN
-        IF jsonb_typeof(options -> 'app') <> 'string' OR (options ->> 'app') !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,255}$' THEN
-            RAISE EXCEPTION 'app must be an app name from SECUREPUSH_WNS_APPS (letters, digits, . _ -)' USING ERRCODE = '22023';
+        IF jsonb_typeof(options -> 'app') <> 'string'
+            OR (options ->> 'app') !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,255}$' THEN
+            RAISE EXCEPTION 'app must be an app name from SECUREPUSH_WNS_APPS (letters, digits, . _ -)'
+                USING ERRCODE = '22023';
         END IF;
         options := options - 'app';
     END IF;
@@ -2387,7 +2473,8 @@ DECLARE
     option_value text;
 BEGIN
     IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'unifiedpush', 'simulated') THEN
-        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated'
+            USING ERRCODE = '22023';
     END IF;
     IF token IS NULL OR length(token) NOT BETWEEN 1 AND 4096 THEN
         RAISE EXCEPTION 'token must be 1 to 4096 characters' USING ERRCODE = '22023';
@@ -2395,7 +2482,8 @@ BEGIN
     IF options IS NULL OR jsonb_typeof(options) <> 'object' THEN
         RAISE EXCEPTION 'platform options must be a JSON object' USING ERRCODE = '22023';
     END IF;
-    IF EXISTS (SELECT 1 FROM jsonb_each(options) e WHERE jsonb_typeof(e.value) <> 'string' OR length(e.value #>> '{}') > 512) THEN
+    IF EXISTS (SELECT 1 FROM jsonb_each(options) e WHERE jsonb_typeof(e.value) <> 'string'
+        OR length(e.value #>> '{}') > 512) THEN
         RAISE EXCEPTION 'platform options must be strings of at most 512 characters' USING ERRCODE = '22023';
     END IF;
 
@@ -2409,7 +2497,8 @@ BEGIN
     END;
     SELECT string_agg(k, ', ' ORDER BY k) INTO unknown FROM jsonb_object_keys(options) k WHERE k <> ALL (allowed);
     IF unknown IS NOT NULL THEN
-        RAISE EXCEPTION 'unknown option(s) for platform %: % (allowed: %)', platform, unknown, coalesce(nullif(array_to_string(allowed, ', '), ''), 'none')
+        RAISE EXCEPTION 'unknown option(s) for platform %: % (allowed: %)', platform, unknown,
+            coalesce(nullif(array_to_string(allowed, ', '), ''), 'none')
             USING ERRCODE = '22023';
     END IF;
 
@@ -2433,7 +2522,8 @@ BEGIN
         END IF;
     WHEN 'fcm' THEN
         IF token !~ '^[A-Za-z0-9_:.-]+$' OR length(token) < 20 THEN
-            RAISE EXCEPTION 'an FCM registration token has 20 or more characters of A-Z a-z 0-9 _ : . -' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'an FCM registration token has 20 or more characters of A-Z a-z 0-9 _ : . -'
+                USING ERRCODE = '22023';
         END IF;
     WHEN 'wns' THEN
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
@@ -2445,10 +2535,12 @@ BEGIN
             RAISE EXCEPTION 'a Web Push endpoint must be an https URL' USING ERRCODE = '22023';
         END IF;
         IF coalesce(options ->> 'p256dh', '') !~ '^[A-Za-z0-9_-]{86,88}={0,2}$' THEN
-            RAISE EXCEPTION 'a Web Push subscription needs its p256dh key (base64url, 65 bytes)' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'a Web Push subscription needs its p256dh key (base64url, 65 bytes)'
+                USING ERRCODE = '22023';
         END IF;
         IF coalesce(options ->> 'auth', '') !~ '^[A-Za-z0-9_-]{22}={0,2}$' THEN
-            RAISE EXCEPTION 'a Web Push subscription needs its auth secret (base64url, 16 bytes)' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'a Web Push subscription needs its auth secret (base64url, 16 bytes)'
+                USING ERRCODE = '22023';
         END IF;
         option_value := options ->> 'urgency';
         IF option_value IS NOT NULL AND option_value NOT IN ('very-low', 'low', 'normal', 'high') THEN

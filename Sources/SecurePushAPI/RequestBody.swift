@@ -10,7 +10,8 @@ enum RequestBody {
     static func read(_ request: Request, limits: APILimits) async throws -> Data {
         let (limit, timeout) = (limits.maxRequestBodyBytes, limits.bodyReadTimeout)
         do {
-            return Data(buffer: try await withDeadline(timeout) { try await request.body.collect(upTo: limit) })
+            // Joined: the abandoned read has ended before the server reads the connection again.
+            return Data(buffer: try await withDeadlineJoined(timeout) { try await request.body.collect(upTo: limit) })
         } catch is DeadlineExceeded {
             throw APIError(.requestTimeout, code: .requestTimeout, message: "The request body did not arrive in time.")
         }

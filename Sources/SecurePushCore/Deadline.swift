@@ -123,3 +123,18 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         }
     }
 }
+
+/// Like `withDeadline`, but an operation that times out (or whose caller is cancelled) is cancelled and waited for
+/// before this throws: for an operation that must not outlive its caller. Reading a request's body is one: the
+/// server reads the same connection again as soon as the handler has answered (Hummingbird flushes the rest of the
+/// body), and two readers of one connection at once must never happen. The operation must end when cancelled.
+public func withDeadlineJoined<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let work = Task { try await operation() }
+    do {
+        return try await withDeadline(timeout) { try await work.value }
+    } catch {
+        work.cancel()
+        _ = try? await work.value
+        throw error
+    }
+}

@@ -161,7 +161,8 @@ public struct RelayAPI: Sendable {
     /// The body, at most `maxBody` bytes, arrived within `limits.bodyReadTimeout`.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         do {
-            return try await withDeadline(limits.bodyReadTimeout) { try await request.body.collect(upTo: Self.maxBody) }
+            // Joined: the abandoned read has ended before the server reads the connection again (RequestBody.read).
+            return try await withDeadlineJoined(limits.bodyReadTimeout) { try await request.body.collect(upTo: Self.maxBody) }
         } catch is DeadlineExceeded {
             throw RelayError.bodyTimeout
         } catch {

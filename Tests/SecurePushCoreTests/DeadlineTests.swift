@@ -66,6 +66,22 @@ struct DeadlineTests {
         #expect(cancelled.withLockedValue { $0 })
     }
 
+    @Test("withDeadlineJoined: an operation past the deadline is cancelled and has ended when the caller gets DeadlineExceeded")
+    func joined() async throws {
+        let ended = NIOLockedValueBox(false)
+        await #expect(throws: DeadlineExceeded.self) {
+            try await withDeadlineJoined(.milliseconds(50)) {
+                // Sees its cancellation, then takes a while to wind down (as a body read finishing its stream).
+                do { try await Task.sleep(for: .seconds(3600)) } catch {}
+                try? await Task.sleep(for: .milliseconds(200))
+                ended.withLockedValue { $0 = true }
+                return 1
+            }
+        }
+        #expect(ended.withLockedValue { $0 }, "the operation ended before the caller went on")
+        #expect(try await withDeadlineJoined(.seconds(30)) { 42 } == 42)
+    }
+
     @Test("an operation that ignores cancellation cannot hold the caller past the deadline")
     func ignoresCancellation() async throws {
         let (never, neverContinuation) = AsyncStream<Void>.makeStream()

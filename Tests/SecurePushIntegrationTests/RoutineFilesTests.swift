@@ -82,6 +82,24 @@ struct RoutineFilesTests {
         return counts
     }
 
+    @Test("routine files are laid out for reading: no line over 120 characters, each option of a definition on its own line", arguments: wings)
+    func layout(_ wing: Wing) throws {
+        var long: [String] = []
+        var crowded: [String] = []
+        let first = "(LANGUAGE|SECURITY|SET|STABLE|IMMUTABLE|VOLATILE|STRICT|PARALLEL|COST|ROWS)"
+        let another = "(SECURITY (DEFINER|INVOKER)|SET [a-z_]+ TO|STABLE|IMMUTABLE|VOLATILE|STRICT|PARALLEL|COST|ROWS)"
+        let options = try NSRegularExpression(pattern: "^ \(first)\\b.* \(another)\\b")
+        for (name, text) in try wing.files() {
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = String(line)
+                if line.count > 120 { long.append("\(name).sql:\(number + 1)") }
+                if options.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil { crowded.append("\(name).sql:\(number + 1)") }
+            }
+        }
+        #expect(long.isEmpty, "lines over 120 characters: \(long.sorted())")
+        #expect(crowded.isEmpty, "several options on one line: \(crowded.sorted())")
+    }
+
     @Test("each function, trigger function and view of the migrated head is defined in exactly one routine file", arguments: wings)
     func oneHomeEach(_ wing: Wing) async throws {
         let head = try await TestDatabase.withEmpty { db in

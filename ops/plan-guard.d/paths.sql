@@ -69,7 +69,10 @@ SELECT * FROM securepush.device_check(:'dev', decode(:'dev_hash', 'hex'), ARRAY[
 SELECT 'step:device_check_wrong_secret';
 SELECT * FROM securepush.device_check(:'dev', sha256('wrong'::bytea), ARRAY['ip:127.0.0.1']);
 -- The read functions of 027 on; before it (--to 017), the ones they replaced.
-SELECT to_regproc('securepush.device_fetch_requests') IS NOT NULL AS reads_027 \gset
+-- Any signature (to_regproc is NULL for an overloaded name: since 037 there are two, and the guard took the
+-- pre-027 branch at head until the contract step 042 dropped device_list).
+SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE proname = 'device_fetch_requests'
+    AND pronamespace = 'securepush'::regnamespace) AS reads_027 \gset
 \if :reads_027
 SELECT 'step:fetch_batch';
 SELECT * FROM securepush.device_fetch_requests(

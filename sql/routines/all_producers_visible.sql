@@ -7,7 +7,8 @@
 -- the table itself (a policy is created with the table's changes, before any routine).
 CREATE OR REPLACE FUNCTION securepush.all_producers_visible()
  RETURNS boolean
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT pg_catalog.pg_has_role(session_user, 'securepush_operator', 'USAGE')
         OR NOT pg_catalog.pg_has_role(session_user, 'securepush_producer', 'USAGE')

@@ -6,7 +6,8 @@
 -- serialises commits on a global lock until they are flushed (docs/scaling.md § Producers and wake-ups).
 CREATE OR REPLACE FUNCTION securepush.announce_events(last_head text)
  RETURNS text
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     head text := securepush.events_head();

@@ -3,7 +3,8 @@
 -- How long each key is still blocked (0 when not): one round trip before authenticating.
 CREATE OR REPLACE FUNCTION securepush.auth_blocked_for(keys text[])
  RETURNS double precision
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT coalesce(max(extract(epoch FROM blocked_until - now())), 0)::double precision
     FROM securepush.auth_failures

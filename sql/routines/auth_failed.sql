@@ -2,9 +2,11 @@
 --
 -- Records one failure for each key; returns the longest block now in force (seconds, 0 when none).
 -- Failures older than `window_` start the count again.
-CREATE OR REPLACE FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval, window_ interval)
+CREATE OR REPLACE FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval,
+    window_ interval)
  RETURNS double precision
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     longest double precision := 0;
@@ -23,10 +25,12 @@ BEGIN
             UPDATE securepush.auth_failures
             SET blocked_until = now() + least(max_block, base * power(2, least(row_.failures - free - 1, 30)))
             WHERE key = row_.key;
-            longest := greatest(longest, extract(epoch FROM least(max_block, base * power(2, least(row_.failures - free - 1, 30)))));
+            longest := greatest(longest, extract(epoch FROM least(max_block, base * power(2,
+                least(row_.failures - free - 1, 30)))));
         END IF;
     END LOOP;
     RETURN longest;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval, window_ interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.auth_failed(keys text[], free integer, base interval, max_block interval,
+    window_ interval) FROM PUBLIC;

@@ -3,7 +3,10 @@
 -- A deleted notification leaves the badge (securepush.badge_steps has the rule).
 CREATE OR REPLACE FUNCTION securepush.badge_on_delete()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     -- As in badge_on_update: a notification still waiting for its fan-out has no badge rows to take back.

@@ -1,7 +1,10 @@
 -- securepush.badge_on_update: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.badge_on_update()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     -- A notification still waiting for its fan-out has no badge rows yet: the fan-out writes them as it then

@@ -7,7 +7,11 @@
 -- Cancels by the producer's idempotency key.
 CREATE OR REPLACE FUNCTION securepush.cancel(notification_id uuid)
  RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET lock_timeout TO '5s' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET lock_timeout TO '5s'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -36,15 +40,19 @@ BEGIN
         RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at
     ),
     logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'cancelled by the producer', g.created_at, 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'cancelled', g.attempts, 'cancelled by the producer',
+            g.created_at, 'notify'
         FROM gone g
         RETURNING 1
     )
     SELECT target,
            (SELECT count(*)::integer FROM logged),
-           (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target AND d.kind = 'notify' AND d.state = 'claimed'),
-           (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target AND l.kind = 'notify' AND l.outcome = 'sent'),
+           (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target
+               AND d.kind = 'notify' AND d.state = 'claimed'),
+           (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target
+               AND l.kind = 'notify' AND l.outcome = 'sent'),
            purged;
 END
 $function$;
@@ -52,7 +60,10 @@ REVOKE ALL ON FUNCTION securepush.cancel(notification_id uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION securepush.cancel(notification_id uuid) TO securepush_producer;
 CREATE OR REPLACE FUNCTION securepush.cancel(user_id text, idempotency_key text)
  RETURNS TABLE(id uuid, cancelled_deliveries integer, in_flight integer, already_pushed integer, payload_purged boolean)
- LANGUAGE sql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT c.* FROM securepush.notifications n, securepush.cancel(n.id) c
     WHERE n.user_id = cancel.user_id AND n.idempotency_key = cancel.idempotency_key

@@ -8,9 +8,18 @@
 -- the result finds them (deliveries_lease_idx).
 -- A fan-out wakes the dispatchers that wait (those of other platforms have work now, and a claim that found
 -- nothing due fans out the next batch), after this one has said whether it found work.
-CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
- RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean, expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[], urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text, traceparent text)
- LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_sort TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
+CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint,
+    p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean DEFAULT false)
+ RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, token text, options text, active boolean,
+    expires_at timestamp with time zone, priority smallint, attempts integer, unread bigint, clear_ids uuid[],
+    urgency text, collapse_id text, preview text, seal_public bytea, seal_auth bytea, user_id text, traceparent text)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_sort TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -70,4 +79,5 @@ BEGIN
     END IF;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint, p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint,
+    p_token uuid, p_worker uuid, p_badge boolean, p_badge_limit integer, p_sealed boolean) FROM PUBLIC;

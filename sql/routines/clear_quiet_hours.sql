@@ -1,7 +1,10 @@
 -- securepush.clear_quiet_hours: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.clear_quiet_hours(user_id text)
  RETURNS boolean
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE

@@ -8,12 +8,17 @@
 -- `migrate` checks), and no function a producer plants can stand in for one of these.
 CREATE OR REPLACE FUNCTION securepush.collapse_digest(p_user text, p_key text)
  RETURNS text
- LANGUAGE sql STABLE SET search_path TO 'pg_catalog', 'securepush', 'pg_temp' SET enable_seqscan TO 'on' SET jit TO 'off'
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ SET enable_seqscan TO 'on'
+ SET jit TO 'off'
 AS $function$
     SELECT pg_catalog.left(
                pg_catalog.encode(
                    securepush.hmac(
-                       pg_catalog.convert_to(p_user OPERATOR(pg_catalog.||) pg_catalog.chr(31) OPERATOR(pg_catalog.||) p_key, 'UTF8'),
+                       pg_catalog.convert_to(p_user OPERATOR(pg_catalog.||) pg_catalog.chr(31)
+                           OPERATOR(pg_catalog.||) p_key, 'UTF8'),
                        s.salt, 'sha256'),
                    'hex'),
                32)

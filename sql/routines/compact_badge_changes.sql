@@ -8,7 +8,10 @@
 -- statement that deleted it.
 CREATE OR REPLACE FUNCTION securepush.compact_badge_changes(p_after text, p_users integer)
  RETURNS text
- LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     users text[];
@@ -18,7 +21,8 @@ BEGIN
         (SELECT b.user_id, 1 FROM securepush.badge_changes b
          WHERE p_after IS NULL OR b.user_id > p_after ORDER BY b.user_id LIMIT 1)
         UNION ALL
-        SELECT (SELECT b.user_id FROM securepush.badge_changes b WHERE b.user_id > nu.user_id ORDER BY b.user_id LIMIT 1),
+        SELECT (SELECT b.user_id FROM securepush.badge_changes b
+            WHERE b.user_id > nu.user_id ORDER BY b.user_id LIMIT 1),
                nu.n + 1
         FROM next_user nu WHERE nu.n < p_users AND nu.user_id IS NOT NULL
     )

@@ -16,9 +16,15 @@
 -- 'queued' event in its outcome row (queued_with_outcome; a retry writes it through
 -- securepush.delivery_queued_late). Only rows still held by `p_token` are touched;
 -- returns how many were.
-CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[], p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
+CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[],
+    p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
  RETURNS bigint
- LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     touched bigint;
@@ -39,13 +45,13 @@ BEGIN
         DELETE FROM securepush.deliveries d
         USING r
         WHERE r.outcome <> 'retry' AND d.id = r.id AND d.lease_token = p_token
-        RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at, d.claimed_at,
-                  r.answered_ago_us, d.kind, d.queued_logged
+        RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at,
+                  d.claimed_at, r.answered_ago_us, d.kind, d.queued_logged
     ),
     logged AS (
         INSERT INTO securepush.delivery_log
-            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at, accepted_at, kind,
-             queued_with_outcome)
+            (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at,
+             accepted_at, kind, queued_with_outcome)
         SELECT f.id, f.notification_id, f.device_id, f.platform, f.outcome, f.attempts,
                CASE WHEN f.outcome = 'sent' THEN NULLIF(f.info, '') END,
                CASE WHEN f.outcome <> 'sent' THEN NULLIF(f.info, '') END,
@@ -69,12 +75,15 @@ BEGIN
         RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
     ),
     cancel_logged AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT c.id, c.notification_id, c.device_id, c.platform, 'cancelled', c.attempts, 'device token invalid', c.created_at, c.kind
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT c.id, c.notification_id, c.device_id, c.platform, 'cancelled', c.attempts, 'device token invalid',
+            c.created_at, c.kind
         FROM cancelled c
     )
     SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM finished) INTO touched;
     RETURN touched;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[], p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[],
+    p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[]) FROM PUBLIC;

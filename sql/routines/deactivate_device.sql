@@ -3,7 +3,10 @@
 -- Deactivates a device (its credential stops working) and cancels its pending deliveries.
 CREATE OR REPLACE FUNCTION securepush.deactivate_device(device_id uuid, reason text DEFAULT 'unregistered'::text)
  RETURNS boolean
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE

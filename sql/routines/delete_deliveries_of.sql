@@ -8,7 +8,10 @@
 -- would not be claimed (the claim joins the device) and the expiry would log it.
 CREATE OR REPLACE FUNCTION securepush.delete_deliveries_of()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     IF TG_TABLE_NAME = 'notifications' THEN

@@ -5,7 +5,8 @@
 -- `device_deleted`; their remaining deliveries go with them (ON DELETE CASCADE). Returns how many were deleted.
 CREATE OR REPLACE FUNCTION securepush.delete_retired_devices(retention interval, batch integer DEFAULT 1000)
  RETURNS integer
- LANGUAGE sql SET jit TO 'off'
+ LANGUAGE sql
+ SET jit TO 'off'
 AS $function$
     WITH gone AS (
         DELETE FROM securepush.devices

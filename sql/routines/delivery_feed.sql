@@ -20,14 +20,16 @@ FROM (
     FROM securepush.delivery_events e
     UNION ALL
     SELECT l.xid, l.position, l.finished_at, l.notification_id, l.device_id, l.platform,
-           CASE l.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered' WHEN 'token_invalid' THEN 'undelivered'
+           CASE l.outcome WHEN 'sent' THEN 'pushed' WHEN 'failed' THEN 'undelivered'
+                          WHEN 'token_invalid' THEN 'undelivered'
                           ELSE l.outcome END,
            CASE l.outcome WHEN 'sent' THEN l.provider_message_id WHEN 'failed' THEN 'failed'
                           WHEN 'token_invalid' THEN 'token_invalid' ELSE l.last_error END,
            l.kind, CASE WHEN l.queued_with_outcome THEN l.created_at END
     FROM securepush.delivery_log l
     UNION ALL
-    SELECT f.xid, f.position, f.fetched_at, f.notification_id, f.device_id, f.platform, 'fetched', NULL, 'notify', NULL::timestamptz
+    SELECT f.xid, f.position, f.fetched_at, f.notification_id, f.device_id, f.platform, 'fetched', NULL, 'notify',
+           NULL::timestamptz
     FROM securepush.fetches f
 ) u
 WHERE u.kind = 'notify' AND u.xid IS NOT NULL;

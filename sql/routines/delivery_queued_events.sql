@@ -6,7 +6,10 @@
 -- .queued_with_outcome, since 036), or securepush.delivery_queued_late writes it when the claim ends otherwise.
 CREATE OR REPLACE FUNCTION securepush.delivery_queued_events()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)

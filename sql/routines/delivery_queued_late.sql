@@ -6,11 +6,15 @@
 -- delivery (each claim of a waiting one) from calling it.
 CREATE OR REPLACE FUNCTION securepush.delivery_queued_late()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     INSERT INTO securepush.delivery_events (notification_id, device_id, platform, event, detail)
-    VALUES (NEW.notification_id, NEW.device_id, NEW.platform, 'queued', CASE WHEN NEW.state = 'scheduled' THEN 'scheduled' END);
+    VALUES (NEW.notification_id, NEW.device_id, NEW.platform, 'queued', CASE WHEN NEW.state = 'scheduled'
+        THEN 'scheduled' END);
     NEW.queued_logged := true;
     RETURN NEW;
 END

@@ -6,9 +6,17 @@
 -- false the statement waits at most 500 ms for a lock (then SQLSTATE 55P03, and nothing was written); the
 -- caller then asks again with p_skip_held true, which answers a held notification as it stands, unmarked (a
 -- later read marks it), and marks the rest. NULL (0.3.0's call, the signature below) waits as before.
-CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean)
- RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
- LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'off' SET enable_hashjoin TO 'off' SET enable_mergejoin TO 'off' SET jit TO 'off'
+CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[],
+    p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean)
+ RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean,
+    payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text,
+    traceparent text)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -57,7 +65,8 @@ BEGIN
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()),
             read_by_device = coalesce(n.read_by_device,
-                                      (SELECT w.device FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id LIMIT 1))
+                                      (SELECT w.device FROM wanted w WHERE w.id = n.id
+                                          AND w.user_id = n.user_id LIMIT 1))
         WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
@@ -82,9 +91,11 @@ BEGIN
     )
     SELECT q.req, g.user_id,
            CASE WHEN g.user_id IS NULL
-                THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req) WHERE k.req = q.req))
+                THEN securepush.auth_blocked_for(ARRAY(SELECT k.key FROM unnest(p_keys, p_key_req) AS k(key, req)
+                    WHERE k.req = q.req))
                 ELSE 0::double precision END,
-           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at, m.category, m.preview, m.traceparent
+           w.id, m.id IS NOT NULL OR d.id IS NOT NULL, m.id IS NOT NULL, m.payload, m.created_at, m.read_at,
+               m.category, m.preview, m.traceparent
     FROM requests q
     LEFT JOIN granted g ON g.req = q.req
     LEFT JOIN wanted w ON w.req = q.req
@@ -93,12 +104,17 @@ BEGIN
     PERFORM set_config('lock_timeout', patience, true);
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[],
+    p_key_req integer[], p_req integer[], p_ids uuid[], p_skip_held boolean) FROM PUBLIC;
 -- 0.3.0's call: waits for every lock, as it always did.
-CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[])
- RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text, traceparent text)
+CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[],
+    p_key_req integer[], p_req integer[], p_ids uuid[])
+ RETURNS TABLE(req integer, user_id text, blocked_for double precision, id uuid, owned boolean, live boolean,
+    payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text,
+    traceparent text)
  LANGUAGE sql
 AS $function$
     SELECT * FROM securepush.device_fetch_requests(p_devices, p_hashes, p_keys, p_key_req, p_req, p_ids, NULL::boolean)
 $function$;
-REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[], p_key_req integer[], p_req integer[], p_ids uuid[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_hashes bytea[], p_keys text[],
+    p_key_req integer[], p_req integer[], p_ids uuid[]) FROM PUBLIC;

@@ -1,7 +1,13 @@
 -- securepush.enqueue: routine file (docs/sql.md).
-CREATE OR REPLACE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0, deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text, collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval DEFAULT NULL::interval,
+    idempotency_key text DEFAULT NULL::text, priority integer DEFAULT 0,
+    deliver_at timestamp with time zone DEFAULT NULL::timestamp with time zone, urgency text DEFAULT 'active'::text,
+    collapse_key text DEFAULT NULL::text, category text DEFAULT NULL::text, preview jsonb DEFAULT NULL::jsonb)
  RETURNS uuid
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
@@ -14,15 +20,18 @@ BEGIN
         RAISE EXCEPTION 'securepush.enqueue: ttl must be positive' USING ERRCODE = '22023';
     END IF;
     IF urgency IS NULL OR urgency NOT IN ('passive', 'active', 'time_sensitive', 'critical') THEN
-        RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'securepush.enqueue: urgency must be passive, active, time_sensitive or critical'
+            USING ERRCODE = '22023';
     END IF;
     IF preview IS NOT NULL AND (jsonb_typeof(preview) <> 'object' OR octet_length(preview::text) > 1024) THEN
-        RAISE EXCEPTION 'securepush.enqueue: preview must be a JSON object of at most 1024 bytes' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'securepush.enqueue: preview must be a JSON object of at most 1024 bytes'
+            USING ERRCODE = '22023';
     END IF;
     INSERT INTO securepush.notifications AS n
         (user_id, payload, priority, idempotency_key, expires_at, deliver_at, urgency, collapse_key, category, preview)
     VALUES (user_id, payload, priority, idempotency_key,
-            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key, category,
+            coalesce(deliver_at, now()) + coalesce(ttl, securepush.default_ttl()), deliver_at, urgency, collapse_key,
+                category,
             preview)
     ON CONFLICT ON CONSTRAINT notifications_idempotency_unique DO NOTHING
     RETURNING n.id INTO new_id;
@@ -40,5 +49,9 @@ BEGIN
     RETURN new_id;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval, idempotency_key text, priority integer, deliver_at timestamp with time zone, urgency text, collapse_key text, category text, preview jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval, idempotency_key text, priority integer, deliver_at timestamp with time zone, urgency text, collapse_key text, category text, preview jsonb) TO securepush_producer;
+REVOKE ALL ON FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval, idempotency_key text,
+    priority integer, deliver_at timestamp with time zone, urgency text, collapse_key text, category text,
+    preview jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.enqueue(user_id text, payload jsonb, ttl interval, idempotency_key text,
+    priority integer, deliver_at timestamp with time zone, urgency text, collapse_key text, category text,
+    preview jsonb) TO securepush_producer;

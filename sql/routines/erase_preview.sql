@@ -3,7 +3,9 @@
 -- When a notification's payload is purged, its preview and its producer's traceparent go with it.
 CREATE OR REPLACE FUNCTION securepush.erase_preview()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     NEW.preview := NULL;

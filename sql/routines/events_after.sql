@@ -8,8 +8,13 @@
 -- the feed back (it does not lose events). A producer login reads only the events of the notifications it
 -- enqueued; an operator login and the server read all (all_producers_visible). Follow it with LISTEN securepush_events.
 CREATE OR REPLACE FUNCTION securepush.events_after(after text DEFAULT NULL, max_events integer DEFAULT 1000)
- RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text, event text, detail text)
- LANGUAGE plpgsql STABLE SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ RETURNS TABLE(cursor text, at timestamp with time zone, notification_id uuid, device_id uuid, platform text,
+    event text, detail text)
+ LANGUAGE plpgsql
+ STABLE
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
     after_xid xid8 := '0';
@@ -31,19 +36,22 @@ BEGIN
     -- first row.
     RETURN QUERY
     WITH page AS MATERIALIZED (
-        SELECT r.*, sum(CASE WHEN r.queued_at IS NULL THEN 1 ELSE 2 END) OVER (ORDER BY r.xid, r.position) AS events_through
+        SELECT r.*, sum(CASE WHEN r.queued_at IS NULL THEN 1 ELSE 2 END) OVER (ORDER BY r.xid,
+            r.position) AS events_through
         FROM (
             SELECT e.xid, e.position, e.at, e.notification_id, e.device_id, e.platform, e.event, e.detail, e.queued_at
             FROM securepush.delivery_feed e
             WHERE (e.xid, e.position) > (after_xid, after_position) AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
-              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id AND n.producer = session_user))
+              AND (every OR EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = e.notification_id
+                  AND n.producer = session_user))
             ORDER BY e.xid, e.position
             LIMIT max_events
         ) r
     )
     SELECT p.xid::text || ':' || p.position, x.at, p.notification_id, p.device_id, p.platform, x.event, x.detail
     FROM page p
-    CROSS JOIN LATERAL (VALUES (0, p.queued_at, 'queued'::text, NULL::text), (1, p.at, p.event, p.detail)) AS x(part, at, event, detail)
+    CROSS JOIN LATERAL (VALUES (0, p.queued_at, 'queued'::text, NULL::text), (1, p.at, p.event, p.detail)) AS x(part,
+        at, event, detail)
     WHERE (x.part = 1 OR p.queued_at IS NOT NULL)
       AND (p.events_through <= max_events OR p.events_through = CASE WHEN p.queued_at IS NULL THEN 1 ELSE 2 END)
     ORDER BY p.xid, p.position, x.part;

@@ -4,7 +4,11 @@
 -- consumer that wants only what happens from now on starts from it.
 CREATE OR REPLACE FUNCTION securepush.events_head()
  RETURNS text
- LANGUAGE sql STABLE SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE sql
+ STABLE
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT coalesce((
         SELECT e.xid::text || ':' || e.position FROM securepush.delivery_feed e

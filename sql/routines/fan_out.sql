@@ -5,7 +5,10 @@
 -- the commit, woken here. A broadcast's INSERT … SELECT writes its queue rows in one statement.
 CREATE OR REPLACE FUNCTION securepush.fan_out()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
     IF EXISTS (SELECT 1 FROM new_notifications n WHERE n.urgency = 'critical')

@@ -16,9 +16,17 @@
 -- any ANALYZE, and a nested loop over a sequential scan of devices took 71 s for 20,000 notifications (1.4 s
 -- with the index). Without sequential scans, each notification finds its user's devices by index; the other
 -- plan switches are set as a producer's session has them (the claim that calls it turns them off).
-CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid)
+CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer,
+    p_lease_until timestamp with time zone, p_token uuid, p_worker uuid)
  RETURNS integer
- LANGUAGE plpgsql SET enable_seqscan TO 'off' SET enable_bitmapscan TO 'on' SET enable_sort TO 'on' SET enable_hashjoin TO 'on' SET enable_mergejoin TO 'on' SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'on'
+ SET enable_sort TO 'on'
+ SET enable_hashjoin TO 'on'
+ SET enable_mergejoin TO 'on'
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
     taken uuid[];
@@ -26,9 +34,11 @@ DECLARE
     created integer;
 BEGIN
     WITH t AS (
-        DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id, q.position
+        DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id,
+            q.position
     )
-    SELECT array_agg(t.notification_id ORDER BY t.position), array_agg(t.position ORDER BY t.position) INTO taken, places FROM t;
+    SELECT array_agg(t.notification_id ORDER BY t.position), array_agg(t.position ORDER BY t.position) INTO taken,
+        places FROM t;
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
@@ -54,11 +64,14 @@ BEGIN
               AND dl.notification_id = prior.id AND dl.kind = 'notify' AND dl.state IN ('scheduled', 'pending')
             RETURNING dl.id, dl.notification_id, dl.device_id, dl.platform, dl.attempts, dl.created_at, w.id AS by_id
         )
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id, g.created_at, 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT g.id, g.notification_id, g.device_id, g.platform, 'superseded', g.attempts, 'superseded by ' || g.by_id,
+            g.created_at, 'notify'
         FROM gone g;
         -- One superseded before its fan-out never gets deliveries; its devices' log says by which.
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
         SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
         FROM securepush.notifications n
         CROSS JOIN LATERAL (SELECT x.id FROM securepush.superseding(n, taken, places) x LIMIT 1) w
@@ -66,8 +79,10 @@ BEGIN
         WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
     -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
-    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(), 'notify'
+    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+        created_at, kind)
+    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(),
+        'notify'
     FROM securepush.notifications n
     JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
     WHERE n.id = ANY(taken) AND n.expires_at <= now() AND n.payload IS NOT NULL;
@@ -77,14 +92,17 @@ BEGIN
         SELECT n.id, 'muted', n.category
         FROM securepush.notifications n
         WHERE n.id = ANY(taken) AND n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category);
+          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
+              AND m.category = n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END AS collapse_id,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id,
+                   n.collapse_key) END AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
-                    ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at, now()), now()))
+                    ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at,
+                        now()), now()))
                END AS run_at
         FROM unnest(taken) WITH ORDINALITY AS t(id, place)
         JOIN securepush.notifications n ON n.id = t.id
@@ -94,32 +112,40 @@ BEGIN
     ),
     -- Quiet hours that end after the notification expires: never pushed, and the history says why.
     held_past_expiry AS (
-        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error, created_at, kind)
-        SELECT gen_random_uuid(), w.id, d.id, d.platform, 'expired', 0, 'quiet hours end after the notification expires', now(), 'notify'
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT gen_random_uuid(), w.id, d.id, d.platform, 'expired', 0,
+            'quiet hours end after the notification expires', now(), 'notify'
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
     )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency, collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by, queued_logged)
+    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
+        collapse_id, run_at, state,
+                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by,
+                                           queued_logged)
     SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
            CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
            CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
            CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
     FROM (
-        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at, w.traceparent,
-               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place, d.id) <= p_claim_limit
+        SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
+            w.traceparent,
+               e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place,
+                   d.id) <= p_claim_limit
                    AS claim
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
-        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now() AND d.platform = ANY(p_claim_platforms) AS eligible) e
+        CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now()
+            AND d.platform = ANY(p_claim_platforms) AS eligible) e
         WHERE w.run_at < w.expires_at
     ) r;
     GET DIAGNOSTICS created = ROW_COUNT;
     RETURN created;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer, p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer,
+    p_lease_until timestamp with time zone, p_token uuid, p_worker uuid) FROM PUBLIC;
 -- The fan-out without a claim (cancel's, and 033's signature).
 CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[])
  RETURNS integer

@@ -7,7 +7,8 @@
 -- No SET options, so that the planner inlines it into its callers (superseding, under fan_out_batch's fixed path).
 CREATE OR REPLACE FUNCTION securepush.fan_out_place(id uuid, batch uuid[], positions bigint[])
  RETURNS bigint
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT coalesce(positions[pg_catalog.array_position(batch, id)],
                     (SELECT q.position FROM securepush.fan_out_queue q WHERE q.notification_id = id),

@@ -2,8 +2,10 @@
 -- A device fetches the notifications `p_ids` of its user: each live one is marked read (by this device) and its
 -- first fetch recorded, unless another transaction holds it (then it is answered as it stands, unmarked).
 CREATE OR REPLACE FUNCTION securepush.fetch_for_device(p_user text, p_device uuid, p_ids uuid[])
- RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone, read_at timestamp with time zone, category text, preview text)
- LANGUAGE plpgsql SET jit TO 'off'
+ RETURNS TABLE(id uuid, owned boolean, live boolean, payload text, created_at timestamp with time zone,
+    read_at timestamp with time zone, category text, preview text)
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -44,7 +46,8 @@ BEGIN
         WHERE n.id = ANY(p_ids) AND n.user_id = p_user AND NOT (n.expires_at > now() AND n.purged_at IS NULL)
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
     )
-    SELECT w.id, a.id IS NOT NULL OR d.id IS NOT NULL, a.id IS NOT NULL, a.payload, a.created_at, a.read_at, a.category, a.preview
+    SELECT w.id, a.id IS NOT NULL OR d.id IS NOT NULL, a.id IS NOT NULL, a.payload, a.created_at, a.read_at,
+        a.category, a.preview
     FROM unnest(p_ids) WITH ORDINALITY AS w(id, ord)
     LEFT JOIN answered a ON a.id = w.id
     LEFT JOIN dead d ON d.id = w.id

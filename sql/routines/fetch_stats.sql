@@ -6,8 +6,12 @@
 -- `delivery_log_finished_idx` (accepted_at <= finished_at) and each fetch through the primary key of `fetches` (005).
 -- Only pushes that announce a notification count, never clears (which are not fetched).
 CREATE OR REPLACE FUNCTION securepush.fetch_stats(window_ interval DEFAULT '01:00:00'::interval)
- RETURNS TABLE(platform text, accepted bigint, fetched bigint, fetch_ratio double precision, push_to_fetch_p50_seconds double precision, push_to_fetch_p99_seconds double precision)
- LANGUAGE sql STABLE SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ RETURNS TABLE(platform text, accepted bigint, fetched bigint, fetch_ratio double precision,
+    push_to_fetch_p50_seconds double precision, push_to_fetch_p99_seconds double precision)
+ LANGUAGE sql
+ STABLE
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     WITH pushed AS (
         SELECT l.platform,

@@ -8,7 +8,8 @@
 -- devices, token (register_device_checked, update_device_token), so two never wait for each other.
 CREATE OR REPLACE FUNCTION securepush.lock_slot(p_kind text, p_key text)
  RETURNS void
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     kind integer := array_position(ARRAY['devices', 'token', 'category_mutes', 'relay_platforms'], p_kind);

@@ -27,8 +27,10 @@ CROSS JOIN LATERAL (
     SELECT f.device_id, dev.platform, 'not_pushed', NULL, 0, NULL, NULL, NULL, NULL
     FROM securepush.fetches f LEFT JOIN securepush.devices dev ON dev.id = f.device_id
     WHERE f.notification_id = n.id
-      AND NOT EXISTS (SELECT 1 FROM securepush.deliveries d WHERE d.notification_id = n.id AND d.device_id = f.device_id AND d.kind = 'notify')
-      AND NOT EXISTS (SELECT 1 FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.device_id = f.device_id AND l.kind = 'notify')
+      AND NOT EXISTS (SELECT 1 FROM securepush.deliveries d
+                      WHERE d.notification_id = n.id AND d.device_id = f.device_id AND d.kind = 'notify')
+      AND NOT EXISTS (SELECT 1 FROM securepush.delivery_log l
+                      WHERE l.notification_id = n.id AND l.device_id = f.device_id AND l.kind = 'notify')
 ) x
 LEFT JOIN securepush.fetches f ON f.notification_id = n.id AND f.device_id = x.device_id
 WHERE n.producer = session_user OR (SELECT securepush.all_producers_visible());

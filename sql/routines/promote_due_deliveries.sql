@@ -3,7 +3,8 @@
 -- Makes due scheduled deliveries claimable and wakes the dispatchers; returns how many it promoted.
 CREATE OR REPLACE FUNCTION securepush.promote_due_deliveries(batch integer DEFAULT 10000)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     promoted integer;

@@ -3,7 +3,8 @@
 -- Deletes audit rows older than `retention` (the only way rows leave the log).
 CREATE OR REPLACE FUNCTION securepush.prune_audit_log(retention interval)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     removed integer;

@@ -4,7 +4,8 @@
 -- key's order; no index on `at` on the hot path).
 CREATE OR REPLACE FUNCTION securepush.prune_delivery_events(retention interval, batch integer)
  RETURNS bigint
- LANGUAGE sql SET jit TO 'off'
+ LANGUAGE sql
+ SET jit TO 'off'
 AS $function$
     WITH oldest AS (
         SELECT e.xid, e.position FROM securepush.delivery_events e ORDER BY e.xid, e.position LIMIT batch

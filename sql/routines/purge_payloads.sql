@@ -14,9 +14,11 @@
 -- Each batch is picked first and its rows then updated by primary key: the first form of this function,
 -- `id IN (SELECT ... LIMIT batch FOR UPDATE SKIP LOCKED)`, let the planner (statistics stale after a bulk
 -- insert) rescan the subquery for every row: a purge ran for minutes at full CPU.
-CREATE OR REPLACE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::interval, batch integer DEFAULT 10000)
+CREATE OR REPLACE FUNCTION securepush.purge_payloads(after_read interval DEFAULT NULL::interval,
+    batch integer DEFAULT 10000)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     purged integer := 0;

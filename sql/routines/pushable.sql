@@ -4,7 +4,8 @@
 -- No SET options, so that the planner inlines it into its callers (fan_out_batch, with a fixed search path).
 CREATE OR REPLACE FUNCTION securepush.pushable(n securepush.notifications)
  RETURNS boolean
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT n.expires_at > pg_catalog.now() AND n.payload IS NOT NULL
        AND (n.category IS NULL OR NOT EXISTS (

@@ -4,7 +4,10 @@
 -- an active device gave up (token changed, deactivated, deleted).
 CREATE OR REPLACE FUNCTION securepush.queue_relay_changes()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     relayed text[] := securepush.relay_platforms();

@@ -4,9 +4,11 @@
 -- The window ends when the wall clock first reads p_ends or later: on a day whose DST gap swallows p_ends
 -- (02:30 on a spring-forward night) that is the transition itself; on a fall-back night that repeats
 -- p_ends, its first occurrence.
-CREATE OR REPLACE FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone, p_ends time without time zone, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone,
+    p_ends time without time zone, p_at timestamp with time zone)
  RETURNS timestamp with time zone
- LANGUAGE plpgsql STABLE
+ LANGUAGE plpgsql
+ STABLE
 AS $function$
 DECLARE
     wall timestamp := p_at AT TIME ZONE p_zone;
@@ -32,8 +34,10 @@ BEGIN
         end_wall := CASE WHEN clock >= p_starts THEN wall::date + 1 ELSE wall::date END + p_ends;
     END IF;
     -- The two readings of end_wall: with the UTC offset in force a day before it and a day after it.
-    before_offset := ((end_wall - interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall - interval '1 day');
-    after_offset := ((end_wall + interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone - (end_wall + interval '1 day');
+    before_offset := ((end_wall - interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone
+        - (end_wall - interval '1 day');
+    after_offset := ((end_wall + interval '1 day') AT TIME ZONE 'UTC') AT TIME ZONE p_zone
+        - (end_wall + interval '1 day');
     low := (end_wall - before_offset) AT TIME ZONE 'UTC';
     high := (end_wall - after_offset) AT TIME ZONE 'UTC';
     IF (low AT TIME ZONE p_zone) = end_wall AND (high AT TIME ZONE p_zone) = end_wall THEN
@@ -60,4 +64,5 @@ BEGIN
     RETURN securepush.quiet_release(p_zone, p_starts, p_ends, greatest(high, p_at));
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone, p_ends time without time zone, p_at timestamp with time zone) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.quiet_release(p_zone text, p_starts time without time zone,
+    p_ends time without time zone, p_at timestamp with time zone) FROM PUBLIC;

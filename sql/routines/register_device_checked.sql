@@ -1,14 +1,19 @@
 -- securepush.register_device_checked: routine file (docs/sql.md).
-CREATE OR REPLACE FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb DEFAULT '{}'::jsonb)
+CREATE OR REPLACE FUNCTION securepush.register_device_checked(user_id text, platform text, token text,
+    options jsonb DEFAULT '{}'::jsonb)
  RETURNS TABLE(device_id uuid, device_secret text, rebound_from text)
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 DECLARE
     secret bytea := securepush.gen_random_bytes(32);
     new_id uuid;
     cap integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_devices_per_user'), 20);
-    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'),
+        60);
     recent integer;
     oldest timestamptz;
     previous record;
@@ -24,7 +29,8 @@ BEGIN
     IF rate > 0 AND recent >= rate THEN
         -- Audited by the caller: this transaction is rolled back.
         RAISE EXCEPTION 'too many device registrations for this user'
-            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch
+                FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     -- One change at a time per token (after the user's lock, as update_device_token takes them).
     PERFORM securepush.lock_slot('token', platform || ':' || token);
@@ -60,5 +66,7 @@ BEGIN
     RETURN NEXT;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text, options jsonb) TO securepush_accounts;
+REVOKE ALL ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text,
+    options jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.register_device_checked(user_id text, platform text, token text,
+    options jsonb) TO securepush_accounts;

@@ -4,7 +4,8 @@
 -- window, or p_at itself (no quiet hours, outside them, or time-sensitive and critical notifications).
 CREATE OR REPLACE FUNCTION securepush.release_at(p_user text, p_at timestamp with time zone, p_urgency text)
  RETURNS timestamp with time zone
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT coalesce(
         (SELECT securepush.quiet_release(q.time_zone, q.starts, q.ends, p_at)

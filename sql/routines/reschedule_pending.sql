@@ -4,7 +4,8 @@
 -- (what builds before 0.3.2 call once a schedule round).
 CREATE OR REPLACE FUNCTION securepush.reschedule_pending(p_users integer)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 BEGIN
     RETURN (SELECT r.moved FROM securepush.reschedule_round(p_users, 2000) r);

@@ -5,9 +5,11 @@
 -- and walks at most `p_notifications` notifications in all, each request an equal share. A request whose
 -- walk is not finished keeps where it stopped and goes behind the others. Returns the deliveries moved, and
 -- whether another round may find work now (a walk not finished, or as many requests taken as allowed).
-CREATE OR REPLACE FUNCTION securepush.reschedule_round(p_users integer, p_notifications integer, OUT moved integer, OUT more boolean)
+CREATE OR REPLACE FUNCTION securepush.reschedule_round(p_users integer, p_notifications integer, OUT moved integer,
+    OUT more boolean)
  RETURNS record
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     taken securepush.reschedules[];
@@ -18,7 +20,8 @@ BEGIN
     moved := 0;
     more := false;
     SELECT array_agg(t.request ORDER BY (t.request).requested_at) INTO taken
-    FROM (SELECT r AS request FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users FOR UPDATE SKIP LOCKED) t;
+    FROM (SELECT r AS request
+        FROM securepush.reschedules r ORDER BY r.requested_at LIMIT p_users FOR UPDATE SKIP LOCKED) t;
     IF taken IS NULL THEN
         RETURN;
     END IF;
@@ -38,4 +41,5 @@ BEGIN
     END LOOP;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.reschedule_round(p_users integer, p_notifications integer, OUT moved integer, OUT more boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.reschedule_round(p_users integer, p_notifications integer, OUT moved integer,
+    OUT more boolean) FROM PUBLIC;

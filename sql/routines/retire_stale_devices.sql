@@ -3,7 +3,8 @@
 -- Retires active devices not seen for `stale_after` (at most `batch` per call); returns how many.
 CREATE OR REPLACE FUNCTION securepush.retire_stale_devices(stale_after interval, batch integer DEFAULT 1000)
  RETURNS integer
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     stale record;

@@ -4,13 +4,15 @@
 -- so the device gets id-only pushes until it sets one). The one-argument form clears it.
 CREATE OR REPLACE FUNCTION securepush.rotate_device_secret(target_device uuid)
  RETURNS TABLE(device_id uuid, device_secret text)
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 DECLARE
     secret bytea := securepush.gen_random_bytes(32);
     owner text;
 BEGIN
-    UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL, updated_at = now()
+    UPDATE securepush.devices d SET secret_hash = sha256(secret), seal_public = NULL, seal_auth = NULL,
+        updated_at = now()
     WHERE d.id = target_device AND d.active
     RETURNING d.user_id INTO owner;
     IF NOT FOUND THEN
@@ -25,7 +27,8 @@ $function$;
 REVOKE ALL ON FUNCTION securepush.rotate_device_secret(target_device uuid) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea, seal_auth bytea)
  RETURNS TABLE(device_id uuid, device_secret text, sealing boolean)
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -41,4 +44,5 @@ BEGIN
     RETURN QUERY SELECT rotated.device_id, rotated.device_secret, seal_public IS NOT NULL;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea, seal_auth bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION securepush.rotate_device_secret(target_device uuid, seal_public bytea,
+    seal_auth bytea) FROM PUBLIC;

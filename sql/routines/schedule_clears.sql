@@ -1,11 +1,15 @@
 -- securepush.schedule_clears: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.schedule_clears()
  RETURNS trigger
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
     enabled boolean := coalesce((SELECT value = 'on' FROM securepush.settings WHERE key = 'read_sync'), true);
-    window_ interval := coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'read_sync_window'), interval '2 seconds');
+    window_ interval := coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'read_sync_window'),
+        interval '2 seconds');
 BEGIN
     IF NOT enabled THEN
         RETURN NULL;
@@ -17,9 +21,11 @@ BEGIN
         JOIN securepush.delivery_log l ON l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
         JOIN securepush.devices dev ON dev.id = l.device_id AND dev.active
         WHERE n.read_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id AND f.device_id = l.device_id)
+          AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id
+              AND f.device_id = l.device_id)
     )
-    INSERT INTO securepush.deliveries AS d (notification_id, device_id, platform, kind, clear_ids, priority, run_at, expires_at)
+    INSERT INTO securepush.deliveries AS d (notification_id, device_id, platform, kind, clear_ids, priority, run_at,
+        expires_at)
     SELECT (array_agg(notification_id ORDER BY created_at DESC, notification_id))[1], device_id, min(platform), 'clear',
            (array_agg(notification_id ORDER BY created_at DESC, notification_id))[1:20], -100, now() + window_,
            least(max(expires_at), now() + interval '1 day')

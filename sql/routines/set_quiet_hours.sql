@@ -1,7 +1,11 @@
 -- securepush.set_quiet_hours: routine file (docs/sql.md).
-CREATE OR REPLACE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone)
+CREATE OR REPLACE FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone,
+    ends time without time zone)
  RETURNS void
- LANGUAGE plpgsql SECURITY DEFINER SET jit TO 'off' SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET jit TO 'off'
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 #variable_conflict use_variable
 BEGIN
@@ -16,10 +20,13 @@ BEGIN
     END IF;
     INSERT INTO securepush.quiet_hours AS q (user_id, time_zone, starts, ends)
     VALUES (user_id, time_zone, starts, ends)
-    ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts, ends = EXCLUDED.ends,
+    ON CONFLICT ON CONSTRAINT quiet_hours_pkey DO UPDATE SET time_zone = EXCLUDED.time_zone, starts = EXCLUDED.starts,
+        ends = EXCLUDED.ends,
                                         updated_at = now();
     PERFORM securepush.quiet_hours_changed(user_id);
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone, ends time without time zone) TO securepush_accounts;
+REVOKE ALL ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone,
+    ends time without time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush.set_quiet_hours(user_id text, time_zone text, starts time without time zone,
+    ends time without time zone) TO securepush_accounts;

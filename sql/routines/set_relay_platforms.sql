@@ -4,7 +4,9 @@
 -- Returns how many were queued.
 CREATE OR REPLACE FUNCTION securepush.set_relay_platforms(p_platforms text[])
  RETURNS integer
- LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'securepush'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     previous text[];

@@ -6,13 +6,15 @@
 -- No SET options, so that the planner inlines it into its callers (fan_out_batch, with a fixed search path).
 CREATE OR REPLACE FUNCTION securepush.superseding(n securepush.notifications, batch uuid[], positions bigint[])
  RETURNS SETOF securepush.notifications
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT x.* FROM securepush.notifications x
     WHERE x.user_id = n.user_id AND x.collapse_key = n.collapse_key AND x.id <> n.id
       AND (x.created_at, coalesce(x.deliver_at, x.created_at), securepush.fan_out_place(x.id, batch, positions))
           > (n.created_at, coalesce(n.deliver_at, n.created_at), securepush.fan_out_place(n.id, batch, positions))
       AND securepush.pushable(x)
-    ORDER BY x.created_at DESC, coalesce(x.deliver_at, x.created_at) DESC, securepush.fan_out_place(x.id, batch, positions) DESC
+    ORDER BY x.created_at DESC, coalesce(x.deliver_at, x.created_at) DESC, securepush.fan_out_place(x.id, batch,
+        positions) DESC
 $function$;
 REVOKE ALL ON FUNCTION securepush.superseding(n securepush.notifications, batch uuid[], positions bigint[]) FROM PUBLIC;

@@ -7,7 +7,8 @@
 -- which waits for a receiver's answer before it writes, holds back no reader of events_after.
 CREATE OR REPLACE FUNCTION securepush.take_turn(p_queue text)
  RETURNS boolean
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 BEGIN
     CASE p_queue

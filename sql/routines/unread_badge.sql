@@ -1,10 +1,11 @@
 -- securepush.unread_badge: routine file (docs/sql.md).
 --
--- A user's badge now: the sum of the rows in effect now (from effective_at until ends_at), within 0 ... p_limit (one walk of the user's
--- entries in `badge_changes_user_idx`; the claim calls it under its own plan settings).
+-- A user's badge now: the sum of the rows in effect now (from effective_at until ends_at), within 0 ... p_limit
+-- (one walk of the user's entries in `badge_changes_user_idx`; the claim calls it under its own plan settings).
 CREATE OR REPLACE FUNCTION securepush.unread_badge(p_user text, p_limit integer)
  RETURNS bigint
- LANGUAGE sql STABLE
+ LANGUAGE sql
+ STABLE
 AS $function$
     SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
     FROM securepush.badge_changes b

@@ -3,15 +3,18 @@
 -- A device's new push address. Its locks come in the order every registration takes them (the user's, the
 -- token's, then the device rows, in id order), so two devices that swap addresses at once wait for each other
 -- instead of deadlocking (issue 47: 3 of 10 concurrent swaps failed while this locked its own row first).
-CREATE OR REPLACE FUNCTION securepush.update_device_token(target_device uuid, token text, options jsonb DEFAULT NULL::jsonb)
+CREATE OR REPLACE FUNCTION securepush.update_device_token(target_device uuid, token text,
+    options jsonb DEFAULT NULL::jsonb)
  RETURNS TABLE(device_id uuid, rebound_from text)
- LANGUAGE plpgsql SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET jit TO 'off'
 AS $function$
 #variable_conflict use_variable
 DECLARE
     me record;
     holder record;
-    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'), 60);
+    rate integer := coalesce((SELECT value::integer FROM securepush.settings WHERE key = 'max_registrations_per_hour'),
+        60);
     recent integer;
     oldest timestamptz;
 BEGIN
@@ -26,7 +29,8 @@ BEGIN
     SELECT r.recent, r.oldest INTO recent, oldest FROM securepush.token_changes_last_hour(me.user_id) r;
     IF rate > 0 AND recent >= rate THEN
         RAISE EXCEPTION 'too many push address changes for this user'
-            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch FROM oldest + interval '1 hour' - now())))::integer::text;
+            USING ERRCODE = 'SPR01', DETAIL = greatest(1, ceil(extract(epoch
+                FROM oldest + interval '1 hour' - now())))::integer::text;
     END IF;
     PERFORM securepush.validate_device(me.platform, token, coalesce(options, me.options));
     PERFORM securepush.lock_slot('token', me.platform || ':' || token);
@@ -53,7 +57,8 @@ BEGIN
         END IF;
     END IF;
     UPDATE securepush.devices d
-    SET token = update_device_token.token, options = coalesce(update_device_token.options, d.options), updated_at = now(),
+    SET token = update_device_token.token, options = coalesce(update_device_token.options, d.options),
+        updated_at = now(),
         last_seen_at = now()
     WHERE d.id = me.id;
     PERFORM securepush.audit('device_token_updated', me.user_id, me.id, me.platform);

@@ -3,7 +3,10 @@
 -- The categories a user has (in live notifications) or muted, and whether each is muted.
 CREATE OR REPLACE FUNCTION securepush.user_categories(p_user text)
  RETURNS TABLE(category text, muted boolean, latest_at timestamp with time zone)
- LANGUAGE sql STABLE SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ LANGUAGE sql
+ STABLE
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
     SELECT c.category, bool_or(c.muted), max(c.latest_at)
     FROM (

@@ -1,7 +1,8 @@
 -- securepush.validate_device_options: routine file (docs/sql.md).
 CREATE OR REPLACE FUNCTION securepush.validate_device_options(platform text, token text, options jsonb)
  RETURNS void
- LANGUAGE plpgsql IMMUTABLE
+ LANGUAGE plpgsql
+ IMMUTABLE
 AS $function$
 DECLARE
     allowed text[];
@@ -9,7 +10,8 @@ DECLARE
     option_value text;
 BEGIN
     IF platform IS NULL OR platform NOT IN ('apns', 'fcm', 'wns', 'webpush', 'unifiedpush', 'simulated') THEN
-        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated' USING ERRCODE = '22023';
+        RAISE EXCEPTION 'platform must be one of apns, fcm, wns, webpush, unifiedpush, simulated'
+            USING ERRCODE = '22023';
     END IF;
     IF token IS NULL OR length(token) NOT BETWEEN 1 AND 4096 THEN
         RAISE EXCEPTION 'token must be 1 to 4096 characters' USING ERRCODE = '22023';
@@ -17,7 +19,8 @@ BEGIN
     IF options IS NULL OR jsonb_typeof(options) <> 'object' THEN
         RAISE EXCEPTION 'platform options must be a JSON object' USING ERRCODE = '22023';
     END IF;
-    IF EXISTS (SELECT 1 FROM jsonb_each(options) e WHERE jsonb_typeof(e.value) <> 'string' OR length(e.value #>> '{}') > 512) THEN
+    IF EXISTS (SELECT 1 FROM jsonb_each(options) e WHERE jsonb_typeof(e.value) <> 'string'
+        OR length(e.value #>> '{}') > 512) THEN
         RAISE EXCEPTION 'platform options must be strings of at most 512 characters' USING ERRCODE = '22023';
     END IF;
 
@@ -31,7 +34,8 @@ BEGIN
     END;
     SELECT string_agg(k, ', ' ORDER BY k) INTO unknown FROM jsonb_object_keys(options) k WHERE k <> ALL (allowed);
     IF unknown IS NOT NULL THEN
-        RAISE EXCEPTION 'unknown option(s) for platform %: % (allowed: %)', platform, unknown, coalesce(nullif(array_to_string(allowed, ', '), ''), 'none')
+        RAISE EXCEPTION 'unknown option(s) for platform %: % (allowed: %)', platform, unknown,
+            coalesce(nullif(array_to_string(allowed, ', '), ''), 'none')
             USING ERRCODE = '22023';
     END IF;
 
@@ -55,7 +59,8 @@ BEGIN
         END IF;
     WHEN 'fcm' THEN
         IF token !~ '^[A-Za-z0-9_:.-]+$' OR length(token) < 20 THEN
-            RAISE EXCEPTION 'an FCM registration token has 20 or more characters of A-Z a-z 0-9 _ : . -' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'an FCM registration token has 20 or more characters of A-Z a-z 0-9 _ : . -'
+                USING ERRCODE = '22023';
         END IF;
     WHEN 'wns' THEN
         IF token !~ '^https://[A-Za-z0-9.-]+(:[0-9]+)?/' THEN
@@ -67,10 +72,12 @@ BEGIN
             RAISE EXCEPTION 'a Web Push endpoint must be an https URL' USING ERRCODE = '22023';
         END IF;
         IF coalesce(options ->> 'p256dh', '') !~ '^[A-Za-z0-9_-]{86,88}={0,2}$' THEN
-            RAISE EXCEPTION 'a Web Push subscription needs its p256dh key (base64url, 65 bytes)' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'a Web Push subscription needs its p256dh key (base64url, 65 bytes)'
+                USING ERRCODE = '22023';
         END IF;
         IF coalesce(options ->> 'auth', '') !~ '^[A-Za-z0-9_-]{22}={0,2}$' THEN
-            RAISE EXCEPTION 'a Web Push subscription needs its auth secret (base64url, 16 bytes)' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'a Web Push subscription needs its auth secret (base64url, 16 bytes)'
+                USING ERRCODE = '22023';
         END IF;
         option_value := options ->> 'urgency';
         IF option_value IS NOT NULL AND option_value NOT IN ('very-low', 'low', 'normal', 'high') THEN

@@ -3,7 +3,9 @@
 -- NOTIFY the dispatchers' channel when a running dispatcher waits for work.
 CREATE OR REPLACE FUNCTION securepush.wake_dispatchers()
  RETURNS void
- LANGUAGE plpgsql SET enable_seqscan TO 'on' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'on'
+ SET jit TO 'off'
 AS $function$
 BEGIN
     IF EXISTS (SELECT 1 FROM securepush.dispatchers WHERE awaiting_wakeup AND stopped_at IS NULL) THEN

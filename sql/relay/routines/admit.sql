@@ -11,9 +11,14 @@
 -- was seen). `wait` is take_quota's answer (0: counted) for 'ok' with bound digests, else 0. An installation
 -- without quotas writes no usage row per request: `counted` is false and the relay counts its pushes in memory,
 -- adding them every second (`add_usage`); with a quota, `take_quota` counts them here (`counted`).
-CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean)
+CREATE OR REPLACE FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text,
+    p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[],
+    OUT wait double precision, OUT counted boolean)
  RETURNS record
- LANGUAGE plpgsql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush_relay' SET jit TO 'off'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush_relay'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     version integer;
@@ -53,5 +58,9 @@ BEGIN
     END IF;
 END
 $function$;
-REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text, p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[], OUT wait double precision, OUT counted boolean) TO securepush_relay_service;
+REVOKE ALL ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text,
+    p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[],
+    OUT wait double precision, OUT counted boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION securepush_relay.admit(p_installation uuid, p_key_version integer, p_jti text,
+    p_expires timestamp with time zone, p_digests bytea[], OUT verdict text, OUT bound bytea[],
+    OUT wait double precision, OUT counted boolean) TO securepush_relay_service;

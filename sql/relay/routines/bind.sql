@@ -7,7 +7,9 @@
 -- exceeded (nothing is bound then): the cap counts the installation's own bindings only.
 CREATE OR REPLACE FUNCTION securepush_relay.bind(p_installation uuid, p_digests bytea[])
  RETURNS integer
- LANGUAGE plpgsql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
 DECLARE
     cap integer;

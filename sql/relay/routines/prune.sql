@@ -4,7 +4,9 @@
 -- than 90 days (issue 48: the audit was never pruned, and re-binding writes a row per token).
 CREATE OR REPLACE FUNCTION securepush_relay.prune()
  RETURNS integer
- LANGUAGE sql SECURITY DEFINER SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
     WITH ids AS (DELETE FROM securepush_relay.request_ids WHERE expires_at < now() RETURNING 1),
          old AS (DELETE FROM securepush_relay.usage WHERE minute < now() - interval '2 days' RETURNING 1),

@@ -4,7 +4,8 @@
 -- (and counts them), else the seconds until they would (nothing counted).
 CREATE OR REPLACE FUNCTION securepush_relay.take_quota(p_installation uuid, p_pushes integer)
  RETURNS double precision
- LANGUAGE plpgsql SET search_path TO 'pg_catalog', 'securepush_relay'
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'securepush_relay'
 AS $function$
 DECLARE
     per_minute integer;
@@ -28,7 +29,8 @@ BEGIN
             RETURN 3600;
         END IF;
     END IF;
-    INSERT INTO securepush_relay.usage AS u (installation_id, minute, pushes) VALUES (p_installation, this_minute, p_pushes)
+    INSERT INTO securepush_relay.usage AS u (installation_id, minute, pushes) VALUES (p_installation, this_minute,
+        p_pushes)
     ON CONFLICT (installation_id, minute) DO UPDATE SET pushes = u.pushes + excluded.pushes;
     RETURN 0;
 END
