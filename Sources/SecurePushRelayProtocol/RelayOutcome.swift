@@ -72,6 +72,9 @@ public struct RelayOutcome: Codable, Sendable, Hashable {
 
     private static let notRelayedPrefix = "this relay does not push to "
 
+    /// How the reason of a refusal's `pushResult` starts (the self-hosted side recognises a refused token by it).
+    public static let refusalPrefix = "relay refused: "
+
     /// Whether a refusal concerns this push alone (its urgency, its platform), not the device's token: the
     /// self-hosted side fails the push and keeps the device.
     var refusesThePushOnly: Bool {
@@ -95,9 +98,9 @@ public struct RelayOutcome: Codable, Sendable, Hashable {
         case .failed:
             return .failed(reason: "relay: " + (reason ?? "failed"))
         case .refused where refusesThePushOnly:
-            return .failed(reason: "relay refused: " + (reason ?? "refused"))
+            return .failed(reason: Self.refusalPrefix + (reason ?? "refused"))
         case .refused:
-            return .tokenInvalid(reason: "relay refused: " + (reason ?? "refused"))
+            return .tokenInvalid(reason: Self.refusalPrefix + (reason ?? "refused"))
         }
     }
 }

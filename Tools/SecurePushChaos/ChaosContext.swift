@@ -18,8 +18,6 @@ struct ChaosContext: Sendable {
     let report: RowReport
     /// The relays the processes push through (the failover matrix's `relay` route), else `nil`.
     let relay: RelayPair?
-    /// The driver's HTTP client.
-    let http: HTTPClient
 
     /// Sleeps (a row's phases are durations of load, not conditions to wait for).
     func hold(_ duration: Duration) async throws {

@@ -57,8 +57,8 @@ struct ChaosRun {
         let report = RowReport(row: options.row)
         let started = ContinuousClock.now
         let database = try ChaosDatabase(url: options.databaseURL)
-        // Keys for the relays too (`RelayPair.firstKeyIndex`), when the row has them.
-        let fakes = try await ProviderFakes.start(processes: plan.layout.processes + (options.relayDatabaseURL == nil ? 0 : 2))
+        // Keys for the relays too (after the SecurePush processes' own), when the row has them.
+        let fakes = try await ProviderFakes.start(processes: plan.layout.processes + (options.relayDatabaseURL == nil ? 0 : RelayPair.count))
         // Probes must not queue behind each other in the client: room for every call in flight at once.
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
@@ -67,7 +67,9 @@ struct ChaosRun {
         var relay: RelayPair?
         do {
             if let url = options.relayDatabaseURL {
-                relay = try await RelayPair.start(ownerURL: url, binary: options.binary, fakes: fakes, workDirectory: options.workDirectory)
+                relay = try await RelayPair.start(
+                    ownerURL: url, binary: options.binary, fakes: fakes, firstKeyIndex: plan.layout.processes, http: http,
+                    workDirectory: options.workDirectory)
             }
             let jwtSecret = "chaos-" + (0..<4).map { _ in UUID().uuidString }.joined()
             log("migrating")
@@ -98,7 +100,7 @@ struct ChaosRun {
                 database: database, users: Array(Set(devices.map(\.user))).sorted(), rate: options.rate, statementDeadline: plan.statementDeadline)
             let context = ChaosContext(
                 options: options, plan: plan, fakes: fakes, database: database, processes: processes, api: api, devices: devices,
-                producer: producer, report: report, relay: relay, http: http)
+                producer: producer, report: report, relay: relay)
 
             log("load at \(options.rate)/s")
             let producing = Task { await producer.run() }

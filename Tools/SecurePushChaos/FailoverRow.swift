@@ -224,7 +224,7 @@ enum FailoverRow {
 
         // The relay route: both relays pushed, the relay's own count, and what must hold across its processes.
         if let relay = context.relay {
-            let (cell, bothSent) = RelayPair.pushesByRelay(accepted)
+            let (cell, bothSent) = relay.pushesByRelay(accepted)
             report.figure("APNs pushes accepted, by relay", cell)
             report.check("both relays pushed", bothSent)
             // The relay counts a push when it admits it (before the send) and adds its counts once a second,
@@ -236,7 +236,7 @@ enum FailoverRow {
                 marks.get("fault").map { fault in sent.filter { $0.receivedAt > fault.addingTimeInterval(-2) && $0.receivedAt <= fault }.count } ?? 0
             report.figure("the relay's usage count", "\(usage) (pushes accepted at the fakes: \(sent.count); shortfall allowed: \(slack))")
             report.check("the relay's usage count short by at most its slack", Int(usage) >= sent.count - slack)
-            let failures = try await relay.checkAcrossProcesses(http: context.http)
+            let failures = try await relay.checkAcrossProcesses()
             for failure in failures { report.figure("across the relays", failure) }
             report.check("across the relays: a replayed request refused, a daily quota held", failures.isEmpty)
         }

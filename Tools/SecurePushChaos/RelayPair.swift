@@ -9,15 +9,17 @@ import SecurePushRelayProtocol
 
 /// The relay as vendors deploy it, for the failover matrix's `relay` route (issue 48): its own database on the
 /// HA cluster (migrated by the owner, served by a login of `securepush_relay_service`), two `securepush serve
-/// --role relay` processes pushing to the fakes (`r1`, `r2`: the fakes' process keys 3 and 4, so every push
-/// names the relay that sent it), and HAProxy in HTTP mode balancing the self-hosted servers' requests over
+/// --role relay` processes pushing to the fakes (`r1`, `r2`: the fakes' process keys after the SecurePush
+/// processes' own, so every push names the relay that sent it), and HAProxy in HTTP mode balancing the self-hosted servers' requests over
 /// both. The self-hosted processes push through it as one installation (`selfHostedEnvironment`).
 final class RelayPair: Sendable {
-    /// The fakes' process index of the first relay (the SecurePush processes take 0 to 2).
-    static let firstKeyIndex = 3
+    /// How many relay processes (and so how many process keys of the fakes they take).
+    static let count = 2
     /// The daily quota of the installation `checkAcrossProcesses` spends.
     static let checkQuota = 10
 
+    /// The fakes' process index of the first relay (the SecurePush processes take the ones before).
+    let firstKeyIndex: Int
     let ports: [Int]
     let balancerPort: Int
     let processes: [ServerProcess]
@@ -28,11 +30,14 @@ final class RelayPair: Sendable {
     let quota: (id: UUID, key: InstallationKey)
     private let owner: ChaosDatabase
     private let login: String
+    /// The driver's HTTP client (`ChaosRun`'s).
+    private let http: HTTPClient
 
     private init(
-        ports: [Int], balancerPort: Int, processes: [ServerProcess], installation: UUID, keyFile: String, quota: (id: UUID, key: InstallationKey),
-        owner: ChaosDatabase, login: String
+        firstKeyIndex: Int, ports: [Int], balancerPort: Int, processes: [ServerProcess], installation: UUID, keyFile: String,
+        quota: (id: UUID, key: InstallationKey), owner: ChaosDatabase, login: String, http: HTTPClient
     ) {
+        self.firstKeyIndex = firstKeyIndex
         self.ports = ports
         self.balancerPort = balancerPort
         self.processes = processes
@@ -41,6 +46,7 @@ final class RelayPair: Sendable {
         self.quota = quota
         self.owner = owner
         self.login = login
+        self.http = http
     }
 
     /// What the self-hosted processes need to push through the balancer (their own provider settings left out).
@@ -54,8 +60,11 @@ final class RelayPair: Sendable {
     }
 
     /// Migrates the relay's database (`ownerURL`), adds the installations, creates the relays' login, starts both
-    /// relays and the balancer, and waits until a request through the balancer is answered.
-    static func start(ownerURL: String, binary: String, fakes: ProviderFakes, workDirectory: String) async throws -> RelayPair {
+    /// relays (with the fakes' process keys from `firstKeyIndex` on) and the balancer, and waits until a request through
+    /// the balancer is answered.
+    static func start(
+        ownerURL: String, binary: String, fakes: ProviderFakes, firstKeyIndex: Int, http: HTTPClient, workDirectory: String
+    ) async throws -> RelayPair {
         let owner = try ChaosDatabase(url: ownerURL)
         let tokenKey = "\(workDirectory)/relay-token.key"
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: tokenKey))
@@ -84,7 +93,7 @@ final class RelayPair: Sendable {
 
         var processes: [ServerProcess] = []
         do {
-            let ports = [try freePort(), try freePort()]
+            let ports = try (0..<count).map { _ in try freePort() }
             for (index, port) in ports.enumerated() {
                 var environment = ChaosRun.baseEnvironment
                 environment.merge(fakes.environment(process: firstKeyIndex + index, platforms: [.apns, .fcm])) { _, new in new }
@@ -105,8 +114,8 @@ final class RelayPair: Sendable {
                     name: "relay-haproxy", binary: try haproxy(), arguments: ["-db", "-f", configuration], environment: [:], port: balancerPort,
                     logDirectory: workDirectory))
             let pair = RelayPair(
-                ports: ports, balancerPort: balancerPort, processes: processes, installation: installation, keyFile: keyFile, quota: quota,
-                owner: owner, login: login)
+                firstKeyIndex: firstKeyIndex, ports: ports, balancerPort: balancerPort, processes: processes, installation: installation,
+                keyFile: keyFile, quota: quota, owner: owner, login: login, http: http)
             try await pair.waitServing()
             return pair
         } catch {
@@ -123,8 +132,8 @@ final class RelayPair: Sendable {
     }
 
     /// Pushes each relay sent that the fakes accepted, by relay (`r1 N, r2 M`), and whether both sent some.
-    static func pushesByRelay(_ attempts: [PushAttempt]) -> (cell: String, bothSent: Bool) {
-        let counts = (0..<2).map { index in attempts.filter { $0.accepted && $0.sender == firstKeyIndex + index }.count }
+    func pushesByRelay(_ attempts: [PushAttempt]) -> (cell: String, bothSent: Bool) {
+        let counts = (0..<Self.count).map { index in attempts.filter { $0.accepted && $0.sender == firstKeyIndex + index }.count }
         return (counts.enumerated().map { "r\($0.offset + 1) \($0.element)" }.joined(separator: ", "), counts.allSatisfy { $0 > 0 })
     }
 
@@ -138,13 +147,13 @@ final class RelayPair: Sendable {
     /// refused (the request ids are shared), and the quota installation's daily quota holds across both relays
     /// (a binding, then `checkQuota + 4` pushes alternating between the relays: exactly `checkQuota` sent).
     /// Returns the failures, empty when both held.
-    func checkAcrossProcesses(http: HTTPClient) async throws -> [String] {
+    func checkAcrossProcesses() async throws -> [String] {
         var failures: [String] = []
         let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let bind = try JSONEncoder().encode(RelayTokenChanges(bind: [RelayToken(platform: "apns", token: token)]))
-        let bound = try await post(bind, to: "/v1/relay/tokens", relay: 0, http: http)
+        let bound = try await post(bind, to: "/v1/relay/tokens", relay: 0)
         if bound.status != 200 { failures.append("the quota installation's binding answered \(bound.status)") }
-        let replayed = try await post(bind, to: "/v1/relay/tokens", relay: 1, http: http, token: bound.token)
+        let replayed = try await post(bind, to: "/v1/relay/tokens", relay: 1, token: bound.token)
         if replayed.status != 401 { failures.append("a request replayed to the other relay answered \(replayed.status), not 401") }
         var sent = 0
         for index in 0..<(Self.checkQuota + 4) {
@@ -153,7 +162,7 @@ final class RelayPair: Sendable {
                     notificationID: NotificationID(UUID()), target: PushTarget(deviceID: UUID(), platform: .apns, token: token),
                     expiresAt: Date().addingTimeInterval(3600)))
             let answer = try await post(
-                try JSONEncoder().encode(RelayPushBatch(pushes: [push])), to: "/v1/relay/pushes", relay: index % 2, http: http)
+                try JSONEncoder().encode(RelayPushBatch(pushes: [push])), to: "/v1/relay/pushes", relay: index % Self.count)
             if answer.status == 200, let results = try? JSONDecoder().decode(RelayPushResults.self, from: answer.body),
                 results.results.first?.outcome == .sent
             {
@@ -164,11 +173,14 @@ final class RelayPair: Sendable {
         return failures
     }
 
-    private func post(_ body: Data, to path: String, relay: Int, http: HTTPClient, token: String? = nil) async throws -> (
+    /// POSTs `body` to relay `relay` (0: `r1`) signed as the quota installation, or with `token` when given (a replay).
+    private func post(_ body: Data, to path: String, relay: Int, token: String? = nil) async throws -> (
         status: UInt, body: Data, token: String
     ) {
-        var signed = token ?? ""
-        if token == nil {
+        let signed: String
+        if let token {
+            signed = token
+        } else {
             signed = try await RelayRequestToken.sign(installation: quota.id, key: quota.key, method: "POST", path: path, body: body)
         }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[relay])\(path)")
@@ -181,8 +193,6 @@ final class RelayPair: Sendable {
     }
 
     private func waitServing() async throws {
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        defer { Task { try? await http.shutdown() } }
         let deadline = ContinuousClock.now + .seconds(60)
         let targets = ports.enumerated().map { ("r\($0.offset + 1)", $0.element) } + [("the balancer", balancerPort)]
         for (name, port) in targets {

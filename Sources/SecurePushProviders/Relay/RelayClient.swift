@@ -234,7 +234,7 @@ public struct RelayProvider: PushProvider {
 
     public func send(_ push: Push) async -> PushResult {
         let result = await client.send(push)
-        guard case .tokenInvalid(let reason) = result, reason.hasPrefix("relay refused") else { return result }
+        guard case .tokenInvalid(let reason) = result, reason.hasPrefix(RelayOutcome.refusalPrefix) else { return result }
         let pending: Bool?
         do { pending = try await isPending(platform, push.target.token) } catch { pending = nil }
         return Self.refused(result, attempt: push.attempt, pending: pending)
