@@ -6,6 +6,7 @@
     calc.py ratio A B              A / B with two decimals ("nan" when either is nan or B is 0)
     calc.py num V [FORMAT]         V in a printf FORMAT (default %.0f); "-" for nan or nothing
     calc.py mb KB                  kilobytes as megabytes with one decimal ("nan" for nan or nothing)
+    calc.py rate N S               N per second over S seconds, whole ("nan" when S is not above 0)
     calc.py eval EXPR FORMAT NAME=VALUE...
                                    an expression of + - * / ( ) over numbers and the names given, in FORMAT;
                                    "nan" when it divides by zero or a value is nan
@@ -73,6 +74,13 @@ def mb(kilobytes):
     return "nan" if math.isnan(value) else "%.1f" % (value / 1024)
 
 
+def rate(count, seconds):
+    count, seconds = number(count), number(seconds)
+    if math.isnan(count) or math.isnan(seconds) or seconds <= 0:
+        return "nan"
+    return "%.0f" % (count / seconds)
+
+
 def evaluate(expression, form, names):
     def walk(node):
         if isinstance(node, ast.Expression):
@@ -103,6 +111,7 @@ def self_test():
         (ratio("23645", "6936"), "3.41"), (ratio("1", "0"), "nan"), (ratio("nan", "2"), "nan"),
         (num("23645.4"), "23645"), (num("0.3456", "%.3f"), "0.346"), (num("nan"), "-"), (num(""), "-"),
         (mb("65536"), "64.0"), (mb(""), "nan"),
+        (rate("200000", "28.89"), "6923"), (rate("5", "0"), "nan"), (rate("5", "-1.5"), "nan"),
         (evaluate("(b - a) / n", "%.0f", {"a": 100.0, "b": 2392.0, "n": 1.0}), "2292"),
         (evaluate("100 * t / hz / s", "%.0f", {"t": 150.0, "hz": 100.0, "s": 2.0}), "75"),
         (evaluate("n / s", "%.0f", {"n": 5.0, "s": 0.0}), "nan"),
@@ -129,6 +138,8 @@ def main(arguments):
         print(ratio(*rest))
     elif command == "num" and len(rest) in (1, 2):
         print(num(*rest))
+    elif command == "rate" and len(rest) == 2:
+        print(rate(*rest))
     elif command == "mb" and len(rest) <= 1:
         print(mb(rest[0] if rest else ""))
     elif command == "eval" and len(rest) >= 2:
