@@ -134,12 +134,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The dispatcher services: listener, claim/send loop, maintenance, heartbeat.
+        // What a dispatcher process runs: listener, claim/send loop, maintenance, heartbeat, and in Background/ the
+        // outcome webhook, the event announcer, the relay sync and the payload purge.
         .target(
             name: "SecurePushDispatcher",
             dependencies: [
-                "SecurePushCore", "SecurePushPostgres", .postgresNIO, .serviceLifecycle, .logging, .metrics,
+                "SecurePushCore", "SecurePushPostgres", "SecurePushRelayProtocol", .postgresNIO, .serviceLifecycle, .logging, .metrics,
                 .nioConcurrencyHelpers, .tracing,
+                // The outcome webhook's own HTTP client and its Standard Webhooks signature.
+                .asyncHTTPClient, .nioCore, .nioHTTP1, .crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -150,7 +153,7 @@ let package = Package(
             dependencies: [
                 "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", .hummingbird, .nioCore, .nioHTTP1, .jwtKit, .crypto,
                 .logging,
-                .metrics, .coreMetrics, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers, .tracing,
+                .metrics, .coreMetrics, .prometheus, .httpTypes, .nioFoundationEssentialsCompat, .nioConcurrencyHelpers, .tracing,
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedOpenAPI", "EmbedWebKit"]
@@ -277,7 +280,9 @@ let package = Package(
         // Lane logic, wake-ups and shutdown against an in-memory queue; no database needed.
         .testTarget(
             name: "SecurePushDispatcherTests",
-            dependencies: ["SecurePushCore", "SecurePushDispatcher", .serviceLifecycle, .logging, .nioConcurrencyHelpers],
+            dependencies: [
+                "SecurePushCore", "SecurePushDispatcher", "SecurePushRelayProtocol", .serviceLifecycle, .logging, .nioConcurrencyHelpers,
+            ],
             swiftSettings: swiftSettings
         ),
         // The API's parsers and policies that need no database: credentials, error codes, the status views.

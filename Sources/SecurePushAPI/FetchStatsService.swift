@@ -3,7 +3,6 @@ import NIOConcurrencyHelpers
 import Prometheus
 import SecurePushCore
 import SecurePushReports
-import SecurePushStore
 import ServiceLifecycle
 
 /// Refreshes the fetch-lifecycle gauges of `/metrics` from the database every `interval` (the API role
@@ -17,7 +16,7 @@ import ServiceLifecycle
 /// A platform that had pushes earlier but none in the last hour keeps `accepted` and `fetched` at 0; its
 /// ratio and latency series are removed (no data, rather than a misleading 0).
 public final class FetchStatsService: Service {
-    let status: StatusStore
+    let status: any StatusRepository
     let registry: PrometheusCollectorRegistry
     let interval: Duration
     let timeout: Duration
@@ -25,7 +24,7 @@ public final class FetchStatsService: Service {
     private let gauges = NIOLockedValueBox<[String: PlatformGauges]>([:])
 
     /// Creates the service; each refresh is bounded by `timeout`.
-    public init(status: StatusStore, registry: PrometheusCollectorRegistry, interval: Duration, timeout: Duration, logger: Logger) {
+    public init(status: any StatusRepository, registry: PrometheusCollectorRegistry, interval: Duration, timeout: Duration, logger: Logger) {
         self.status = status
         self.registry = registry
         self.interval = interval

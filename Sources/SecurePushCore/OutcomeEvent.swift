@@ -1,5 +1,4 @@
 import Foundation
-import SecurePushCore
 
 /// One outcome event as `securepush.events_after` returns it (never a payload byte): the webhook's body
 /// carries these, with the JSON keys of the SQL columns.
@@ -16,6 +15,19 @@ public struct OutcomeEvent: Sendable, Hashable, Encodable {
     /// The platform's message id for `pushed`; the reason for `undelivered`, `expired`, `superseded`; the
     /// category for `muted`.
     public var detail: String?
+
+    /// An event.
+    public init(
+        cursor: String, at: Date, notificationID: UUID, deviceID: UUID?, platform: String?, event: DeliveryEventKind, detail: String?
+    ) {
+        self.cursor = cursor
+        self.at = at
+        self.notificationID = notificationID
+        self.deviceID = deviceID
+        self.platform = platform
+        self.event = event
+        self.detail = detail
+    }
 
     enum CodingKeys: String, CodingKey {
         case cursor, at, notificationID = "notification_id", deviceID = "device_id", platform, event, detail

@@ -105,16 +105,14 @@ public struct SecurePushServer {
             )
             services.append(contentsOf: assembly.services)
             services.append(
-                EventAnnouncer(
-                    store: EventAnnouncementStore(client: dispatcherClient, logger: logger), interval: EventAnnouncer.defaultInterval,
-                    logger: logger))
+                EventAnnouncer(store: EventAnnouncementStore(client: dispatcherClient, logger: logger), logger: logger))
             if let webhook = configuration.webhook {
                 services.append(WebhookService(store: WebhookStore(client: dispatcherClient, logger: logger), settings: webhook, logger: logger))
             }
         }
         services.append(
             PayloadPurgeService(
-                notifications: NotificationStore(client: client, logger: logger),
+                payloads: NotificationStore(client: client, logger: logger),
                 afterRead: configuration.http.purgeAfterRead,
                 interval: configuration.dispatcher.maintenanceInterval,
                 timeout: configuration.dispatcher.databaseTimeout,

@@ -1,10 +1,11 @@
 import Logging
 import PostgresNIO
+import SecurePushCore
 import SecurePushPostgres
 
 /// The outcome feed's wake-up (`securepush.announce_events`, migration 028): one NOTIFY on `securepush_events`
 /// when the feed's head moved, so that the statements that write events carry none.
-public struct EventAnnouncementStore: Sendable {
+public struct EventAnnouncementStore: EventAnnouncements, Sendable {
     let database: StoreDatabase
 
     /// A store on `client`.

@@ -74,7 +74,7 @@ public struct ListCursor: Sendable, Hashable {
 }
 
 /// Reads notifications for their owner's devices.
-public struct NotificationStore: Sendable {
+public struct NotificationStore: PayloadRetention, Sendable {
     let database: StoreDatabase
     let reads: ReadBatcher
 

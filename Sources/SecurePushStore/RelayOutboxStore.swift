@@ -6,21 +6,7 @@ import SecurePushPostgres
 
 /// The queue of registrations to hand to a push relay (`securepush.relay_outbox`, migration 024): filled by
 /// a trigger on devices for the relayed platforms, drained in order by the dispatchers' relay sync.
-public struct RelayOutboxStore: Sendable {
-    /// One queued change.
-    public struct Change: Sendable, Hashable {
-        public var id: Int64
-        public var platform: String
-        public var token: String
-        public var action: Action
-    }
-
-    /// What a change asks of the relay (`securepush.relay_outbox.action`).
-    public enum Action: String, Sendable, Hashable, CaseIterable {
-        case bind
-        case release
-    }
-
+public struct RelayOutboxStore: RelayOutbox, Sendable {
     let client: any DatabaseClient
     let logger: Logger
 
@@ -39,16 +25,16 @@ public struct RelayOutboxStore: Sendable {
     /// Takes the oldest `limit` changes in one transaction that only one process holds at a time (so changes
     /// reach the relay in order), runs `deliver` with them, and deletes them once it returns; a `deliver` that
     /// throws leaves them queued. Returns how many were delivered (0 when another process holds the queue).
-    public func drain(limit: Int, _ deliver: @Sendable ([Change]) async throws -> Void) async throws -> Int {
+    public func drain(limit: Int, _ deliver: @Sendable ([RelayRegistrationChange]) async throws -> Void) async throws -> Int {
         try await client.leased { connection in
             try await connection.inTransaction(logger: logger) {
                 guard try await connection.takeTurn("relay_outbox", logger: logger) else { return 0 }
                 let rows = try await connection.query(
                     "SELECT id, platform, token, action FROM securepush.relay_outbox ORDER BY id LIMIT \(Int32(clamping: limit))", logger: logger)
-                var changes: [Change] = []
+                var changes: [RelayRegistrationChange] = []
                 for try await (id, platform, token, action) in rows.decode((Int64, String, String, String).self) {
-                    guard let action = Action(rawValue: action) else { continue }
-                    changes.append(Change(id: id, platform: platform, token: token, action: action))
+                    guard let action = RelayRegistrationChange.Action(rawValue: action) else { continue }
+                    changes.append(RelayRegistrationChange(id: id, platform: platform, token: token, action: action))
                 }
                 guard !changes.isEmpty else { return 0 }
                 try await deliver(changes)

@@ -8,7 +8,7 @@ import SecurePushPostgres
 /// outcome events after the webhook's cursor, handed over by one process at a time (`securepush.take_turn`: a
 /// table lock no producer may take, held by a transaction that writes nothing until the receiver has answered,
 /// so it holds back no reader of `events_after`), and the cursor moved only after the receiver took the batch.
-public struct WebhookStore: Sendable {
+public struct WebhookStore: WebhookFeed, Sendable {
     let client: any DatabaseClient
     let logger: Logger
 

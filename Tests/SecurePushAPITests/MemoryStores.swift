@@ -170,6 +170,11 @@ final class MemoryStores: DeviceRepository, NotificationRepository, PreferenceRe
         throw CancellationError()
     }
 
+    func fetchStats(window: Duration) async throws -> [StatusReport.PlatformFetch] {
+        try await enter("fetchStats")
+        return []
+    }
+
     // SecurityRepository
 
     func blockedFor(_ keys: [String]) async throws -> Double {

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import Prometheus
+import SecurePushAPI
 import SecurePushCore
 import SecurePushDispatcher
 import SecurePushServer

@@ -44,7 +44,7 @@ struct VocabularyTests {
         "delivery_log_kind_valid": Set(PushKind.Name.allCases.map(\.rawValue)),
         "audit_log_event_valid": Set(AuditEvent.allCases.map(\.rawValue)),
         "delivery_events_event_valid": Set(DeliveryEventKind.allCases.map(\.rawValue)),
-        "relay_outbox_action_check": Set(RelayOutboxStore.Action.allCases.map(\.rawValue)),
+        "relay_outbox_action_check": Set(RelayRegistrationChange.Action.allCases.map(\.rawValue)),
     ]
 
     @Test("every CHECK word list in the schema lists exactly its Swift type's cases, and each has its Swift type")

@@ -1,4 +1,5 @@
 import Foundation
+import SecurePushDispatcher
 import SecurePushServer
 import Testing
 

@@ -1,7 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
 import SecurePushCore
-import SecurePushStore
 import ServiceLifecycle
 
 /// Wakes the outcome feed's listeners (`LISTEN securepush_events`) within `interval` of an event: each
@@ -9,15 +8,22 @@ import ServiceLifecycle
 /// if so. Several dispatchers may announce the same head; a listener reads after its own cursor, so it reads
 /// each event once. No statement that writes an event carries a NOTIFY (whose commit lock would serialise
 /// producers' commits).
-struct EventAnnouncer: Service {
-    let store: EventAnnouncementStore
+public struct EventAnnouncer: Service {
+    let store: any EventAnnouncements
     let interval: Duration
     let logger: Logger
 
     /// How soon after an event its listeners are woken, by default.
-    static let defaultInterval = Duration.milliseconds(200)
+    public static let defaultInterval = Duration.milliseconds(200)
 
-    func run() async throws {
+    /// Announces through `store` every `interval`.
+    public init(store: any EventAnnouncements, interval: Duration = defaultInterval, logger: Logger) {
+        self.store = store
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
         let head = NIOLockedValueBox<String?>(nil)
         let store = self.store
         try await runPeriodically(every: interval, logger: logger, failure: "announcing outcome events failed") { _ in

@@ -1,23 +1,28 @@
 import Logging
 import NIOConcurrencyHelpers
 import SecurePushCore
-import SecurePushProviders
 import SecurePushRelayProtocol
-import SecurePushStore
 import ServiceLifecycle
 
 /// Hands the queued registration changes (`securepush.relay_outbox`) to the relay, oldest first, every half
 /// second while any wait; one process at a time across the fleet. A relay that is down leaves them queued
 /// (registrations never fail for it) and is tried again; the first failure and the recovery are logged.
-struct RelaySyncService: Service {
-    let outbox: RelayOutboxStore
-    let relay: RelayClient
+public struct RelaySyncService: Service {
+    let outbox: any RelayOutbox
+    let relay: any RelayRegistrar
     let logger: Logger
 
     /// Changes per relay request.
     static let batch = 1000
 
-    func run() async throws {
+    /// Hands `outbox`'s changes to `relay`.
+    public init(outbox: any RelayOutbox, relay: any RelayRegistrar, logger: Logger) {
+        self.outbox = outbox
+        self.relay = relay
+        self.logger = logger
+    }
+
+    public func run() async throws {
         let (outbox, relay, logger) = (self.outbox, self.relay, self.logger)
         let failing = NIOLockedValueBox(false)
         try await runPeriodically(every: .milliseconds(500)) { _ in
@@ -48,8 +53,8 @@ struct RelaySyncService: Service {
     }
 
     /// The changes as one request: per token, its last change wins (a bind then a release in one batch is a release).
-    static func tokenChanges(_ changes: [RelayOutboxStore.Change]) -> RelayTokenChanges {
-        var last: [RelayToken: RelayOutboxStore.Action] = [:]
+    static func tokenChanges(_ changes: [RelayRegistrationChange]) -> RelayTokenChanges {
+        var last: [RelayToken: RelayRegistrationChange.Action] = [:]
         var order: [RelayToken] = []
         for change in changes {
             let token = RelayToken(platform: change.platform, token: change.token)

@@ -4,23 +4,29 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import SecurePushCore
-import SecurePushStore
 import ServiceLifecycle
 
 /// Posts the outcome events to the operator's webhook (`WebhookSettings`), batch after batch in the feed's
-/// order, one dispatcher at a time (`WebhookStore`): at least once (a batch is sent again, with the same
+/// order, one dispatcher at a time (`WebhookFeed`): at least once (a batch is sent again, with the same
 /// `webhook-id`, until the receiver answers 2xx), in order per notification, and apart from the drain (its own
 /// HTTP client and database statements). A receiver that is down keeps the cursor where it was: the events
 /// wait in the table for the retention, and the retries back off to `retryMax`.
-struct WebhookService: Service {
-    let store: WebhookStore
+public struct WebhookService: Service {
+    let store: any WebhookFeed
     let settings: WebhookSettings
     let logger: Logger
 
     /// How often an idle webhook looks for new events.
     static let poll = Duration.seconds(1)
 
-    func run() async throws {
+    /// Posts `store`'s events as `settings` say.
+    public init(store: any WebhookFeed, settings: WebhookSettings, logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+    }
+
+    public func run() async throws {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5))

@@ -1,9 +1,9 @@
 import Foundation
 import SecurePushCore
-import SecurePushStore
 
 /// The outcome webhook (`SECUREPUSH_WEBHOOK_URL`, docs/operations.md § Outcome webhook): where the
-/// dispatchers post each batch of outcome events, signed with `SECUREPUSH_WEBHOOK_SECRET`.
+/// dispatchers post each batch of outcome events, signed with `SECUREPUSH_WEBHOOK_SECRET` (read from the
+/// environment by the server's configuration).
 public struct WebhookSettings: Sendable {
     /// The receiver: `https://...`, or `http://` to a receiver on this machine's loopback only.
     public var url: String
@@ -17,14 +17,18 @@ public struct WebhookSettings: Sendable {
     /// the first retry comes after 1 s, each next one waits twice as long.
     public var retryMax: Duration
 
-    /// The settings, or `nil` when `SECUREPUSH_WEBHOOK_URL` is not set.
-    init?(values: ConfigurationValues) throws {
-        guard let url = values.string("SECUREPUSH_WEBHOOK_URL") else {
-            if values.string("SECUREPUSH_WEBHOOK_SECRET") != nil {
-                throw ConfigurationError("SECUREPUSH_WEBHOOK_SECRET is set but SECUREPUSH_WEBHOOK_URL is not")
-            }
-            return nil
-        }
+    /// Settings for the receiver at `url`, which must be `https`, or `http` to this machine's loopback.
+    public init(url: String, signature: WebhookSignature, batch: Int, timeout: Duration, retryMax: Duration) throws {
+        try Self.check(url: url)
+        self.url = url
+        self.signature = signature
+        self.batch = batch
+        self.timeout = timeout
+        self.retryMax = retryMax
+    }
+
+    /// Throws unless `url` is `https`, or `http` to this machine's loopback.
+    public static func check(url: String) throws {
         guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
             throw ConfigurationError("SECUREPUSH_WEBHOOK_URL is not a URL")
         }
@@ -32,14 +36,6 @@ public struct WebhookSettings: Sendable {
         guard components.scheme == "https" || (components.scheme == "http" && loopback) else {
             throw ConfigurationError("SECUREPUSH_WEBHOOK_URL must be https (plain http only to a receiver on this machine's loopback)")
         }
-        guard let secret = values.string("SECUREPUSH_WEBHOOK_SECRET") else {
-            throw ConfigurationError("SECUREPUSH_WEBHOOK_URL is set: set SECUREPUSH_WEBHOOK_SECRET too (whsec_ and base64), so receivers can verify")
-        }
-        self.url = url
-        self.signature = try WebhookSignature(secret: secret)
-        self.batch = try values.int("SECUREPUSH_WEBHOOK_BATCH", default: 100, in: 1...1000)
-        self.timeout = try values.duration("SECUREPUSH_WEBHOOK_TIMEOUT", default: .seconds(10), in: .milliseconds(100)...(.seconds(120)))
-        self.retryMax = try values.duration("SECUREPUSH_WEBHOOK_RETRY_MAX", default: .seconds(300), in: .seconds(1)...(.seconds(3600)))
     }
 
     /// The receiver's host, the only part of the URL that is logged (a URL may carry a token).

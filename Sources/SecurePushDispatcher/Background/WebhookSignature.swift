@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import SecurePushCore
-import SecurePushStore
 
 /// The signature of an outcome webhook request, as the Standard Webhooks specification defines it
 /// (standardwebhooks.com, the scheme Svix and others use): `webhook-signature: v1,<base64 HMAC-SHA256>` over

@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// (`POST /v1/relay/tokens`). Every request carries a fresh ES256 token signed with the installation's key.
 ///
 /// A `Service`: `run()` sends the batches; it must run while the dispatcher does (and stop after it).
-public final class RelayClient: Service, Sendable {
+public final class RelayClient: Service, RelayRegistrar, Sendable {
     private struct Waiting {
         var push: RelayPush
         var continuation: CheckedContinuation<PushResult, Never>
