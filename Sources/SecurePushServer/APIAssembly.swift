@@ -21,7 +21,7 @@ public struct APIAssembly: Sendable {
     /// Wires the API; throws a configuration error when user tokens cannot be verified. With
     /// `operationsOnly`, no user route is served, so no user-token key is needed.
     public init(client: any DatabaseClient, configuration: SecurePushConfiguration, logger: Logger, operationsOnly: Bool = false) async throws {
-        let migrator = Migrator(migrations: try Migration.bundled())
+        let migrator = Migrator.securePush(try Migration.bundled())
         let stores = APIStores(
             devices: DeviceStore(client: client, logger: logger),
             notifications: NotificationStore(client: client, logger: logger, readStatements: configuration.readStatements),

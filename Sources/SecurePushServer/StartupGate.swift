@@ -59,7 +59,7 @@ struct StartupGate {
     }
 
     private static func check(_ connection: PostgresConnection, configuration: DatabaseConfiguration, logger: Logger) async throws {
-        let pending = try await Migrator(migrations: try Migration.bundled()).pending(on: connection, logger: logger)
+        let pending = try await Migrator.securePush(try Migration.bundled()).pending(on: connection, logger: logger)
         try StartupNotReady.unlessMigrated(pending)
         try await SettingsStore.write(configuration.deploymentSettings, on: connection, logger: logger)
     }

@@ -22,7 +22,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (configuration, logger) = try common.loadDatabase()
-        let migrator = Migrator(migrations: try Migration.bundled())
+        let migrator = Migrator.securePush(try Migration.bundled())
         let check = self.check
         let applied = try await StartupWait(limit: configuration.startupWait).withDatabase(configuration, logger: logger) { client in
             if check {

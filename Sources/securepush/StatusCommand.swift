@@ -20,7 +20,7 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let (configuration, logger) = try common.loadDatabase()
         let report = try await DatabaseSession.withClient(configuration, logger: logger) { client in
-            let pending = try await Migrator(migrations: try Migration.bundled()).pending(client: client, logger: logger)
+            let pending = try await Migrator.securePush(try Migration.bundled()).pending(client: client, logger: logger)
             return try await StatusStore(
                 client: client, staleAfter: configuration.dispatcherStaleAfter, thresholds: configuration.statusThresholds, logger: logger
             )

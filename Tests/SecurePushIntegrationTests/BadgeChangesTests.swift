@@ -172,7 +172,7 @@ struct BadgeChangesTests {
     func backfill() async throws {
         try await TestDatabase.withEmpty { db in
             let all = try Migration.bundled()
-            _ = try await Migrator(migrations: all.filter { $0.version < 14 }).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(all.filter { $0.version < 14 }).migrate(client: db.client, logger: db.logger)
             try await db.execute(
                 """
                 INSERT INTO securepush.notifications (user_id, payload, expires_at, read_at)
@@ -181,7 +181,7 @@ struct BadgeChangesTests {
                 """)
             try await db.execute(
                 "INSERT INTO securepush.notifications (user_id, payload, expires_at) VALUES ('ada', '{}', now() - interval '1 minute')")
-            _ = try await Migrator(migrations: all).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(all).migrate(client: db.client, logger: db.logger)
             try await Self.expectExact(db, "after the migration")
             #expect(try await Self.badges(db).first == "ada=5/5")
         }

@@ -143,7 +143,7 @@ struct CoordinationLockTests {
             try await Self.withProducerConnection(db) { producer in
                 try await producer.query("SELECT pg_advisory_lock(\(Migrator.lockKey))", logger: db.logger)
                 let applied = try await withDeadline(.seconds(20)) {
-                    try await Migrator(migrations: try Migration.bundled()).migrate(client: db.client, logger: db.logger)
+                    try await Migrator.securePush(try Migration.bundled()).migrate(client: db.client, logger: db.logger)
                 }
                 #expect(applied.isEmpty, "nothing left to apply, and not stopped by the key")
             }

@@ -66,7 +66,7 @@ struct DefinerPathTests {
     /// Migrates as `login`.
     static func migrate(_ login: Login, _ logger: Logger) async throws {
         try await connected(login, logger) { client in
-            _ = try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+            _ = try await Migrator.securePush(try Migration.bundled()).migrate(client: client, logger: logger)
         }
     }
 

@@ -177,7 +177,7 @@ struct DeliveryEventsTests {
     func oneLogAcrossTheUpgrade() async throws {
         let all = try Migration.bundled()
         try await TestDatabase.withEmpty { db in
-            _ = try await Migrator(migrations: all.filter { $0.version <= 31 }).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(all.filter { $0.version <= 31 }).migrate(client: db.client, logger: db.logger)
             let device = try await db.insertDevice(user: "di", token: "di-1")
             let queue = PostgresDeliveryQueue(client: db.client, logger: db.logger)
             /// Enqueues, pushes (accepted) and reads one notification as the dispatcher and the API do.
@@ -195,7 +195,7 @@ struct DeliveryEventsTests {
                 return id
             }
             let old = try await deliverAndRead()
-            _ = try await Migrator(migrations: all).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(all).migrate(client: db.client, logger: db.logger)
             let new = try await deliverAndRead()
 
             let (events, _) = try await Self.read(db.client, after: nil, db.logger)

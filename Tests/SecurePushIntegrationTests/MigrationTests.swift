@@ -11,7 +11,7 @@ struct MigrationTests {
     func idempotentAndConcurrent() async throws {
         try await TestDatabase.with { db in
             try await db.execute("DROP SCHEMA securepush CASCADE")
-            let migrator = Migrator(migrations: try Migration.bundled())
+            let migrator = Migrator.securePush(try Migration.bundled())
             let applied = try await withThrowingTaskGroup(of: [String].self) { group in
                 for _ in 0..<4 {
                     group.addTask { try await migrator.migrate(client: db.client, logger: db.logger) }
@@ -27,12 +27,23 @@ struct MigrationTests {
         }
     }
 
+    @Test("every migrate refreshes the time zones, even one that applies nothing (a newer tzdata's names)")
+    func refreshesTimeZones() async throws {
+        try await TestDatabase.with { db in
+            // A zone the table lacks, as after a tzdata update that added it.
+            try await db.execute("DELETE FROM securepush.time_zones WHERE name = 'Europe/Lisbon'")
+            let applied = try await Migrator.securePush(try Migration.bundled()).migrate(client: db.client, logger: db.logger)
+            #expect(applied.isEmpty)
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.time_zones WHERE name = 'Europe/Lisbon'") == Int64(1))
+        }
+    }
+
     @Test("an applied migration that was edited is refused")
     func editedMigrationRefused() async throws {
         try await TestDatabase.with { db in
             var migrations = try Migration.bundled()
             migrations[0] = try Migration(name: migrations[0].name, sql: migrations[0].sql + "\n-- edited\n")
-            let migrator = Migrator(migrations: migrations)
+            let migrator = Migrator.securePush(migrations)
             await #expect(throws: MigrationError.self) {
                 try await migrator.migrate(client: db.client, logger: db.logger)
             }
@@ -47,7 +58,7 @@ struct MigrationTests {
     @Test("a database migrated by a newer build is refused by an older one")
     func unknownAppliedMigrationRefused() async throws {
         try await TestDatabase.with { db in
-            let older = Migrator(migrations: Array(try Migration.bundled().prefix(0)))
+            let older = Migrator.securePush(Array(try Migration.bundled().prefix(0)))
             await #expect(throws: MigrationError.self) {
                 try await older.migrate(client: db.client, logger: db.logger)
             }
@@ -57,11 +68,11 @@ struct MigrationTests {
     @Test("an empty database migrated one file at a time ends with the schema of one migrated in one go")
     func stepByStepFromEmpty() async throws {
         let all = try Migration.bundled()
-        let full = Migrator(migrations: all)
+        let full = Migrator.securePush(all)
         let stepwise = try await TestDatabase.withEmpty { db in
             #expect(try await full.pending(client: db.client, logger: db.logger) == all.map(\.name))
             for k in 1...all.count {
-                let applied = try await Migrator(migrations: Array(all.prefix(k))).migrate(client: db.client, logger: db.logger)
+                let applied = try await Migrator.securePush(Array(all.prefix(k))).migrate(client: db.client, logger: db.logger)
                 #expect(applied == [all[k - 1].name], "step \(k) applies exactly its own file")
                 let recorded = try await db.client.query(
                     "SELECT version, name, checksum FROM securepush.schema_migrations ORDER BY version", logger: db.logger

@@ -20,7 +20,7 @@ struct RollingUpgradeTests {
     /// Records a migration this build does not know, as a newer release's migrator would.
     static func recordFuture(_ db: TestDatabase, version: Int, oldestBuild: String?) async throws {
         // This build's migrator keeps the column (a database last migrated before it has none yet).
-        try await Migrator(migrations: try Migration.bundled()).migrate(client: db.client, logger: db.logger)
+        try await Migrator.securePush(try Migration.bundled()).migrate(client: db.client, logger: db.logger)
         try await db.execute(
             """
             INSERT INTO securepush.schema_migrations (version, name, checksum, oldest_build)
@@ -32,7 +32,7 @@ struct RollingUpgradeTests {
     func startsOnlyWhereAllowed() async throws {
         try await TestDatabase.with { db in
             try await Self.recordFuture(db, version: 900, oldestBuild: SecurePushVersion.current)
-            let migrator = Migrator(migrations: try Migration.bundled())
+            let migrator = Migrator.securePush(try Migration.bundled())
             #expect(try await migrator.pending(client: db.client, logger: db.logger).isEmpty)
             try await withServedAPI(db, role: "all") { port in
                 try await eventually("ready on the newer schema", timeout: .seconds(30)) {

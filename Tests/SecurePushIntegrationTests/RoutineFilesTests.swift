@@ -20,7 +20,7 @@ struct RoutineFilesTests {
         var testDescription: String { schema }
 
         func migrator() throws -> Migrator {
-            schema == "securepush" ? Migrator(migrations: try Migration.bundled()) : try RelayMigrations.migrator()
+            schema == "securepush" ? Migrator.securePush(try Migration.bundled()) : try RelayMigrations.migrator()
         }
 
         var directory: URL {

@@ -15,7 +15,7 @@ struct SchemaDumpTests {
     @Test("sql/schema.sql is pg_dump --schema-only of a database migrated to head")
     func schemaMatchesMigrations() async throws {
         let dump = try await TestDatabase.withEmpty { db in
-            _ = try await Migrator(migrations: try Migration.bundled()).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(try Migration.bundled()).migrate(client: db.client, logger: db.logger)
             return try Self.normalised(Self.pgDump(db.url.urlString))
         }
         #expect(dump.contains("CREATE TABLE securepush.deliveries"), "the dump holds the schema")

@@ -33,12 +33,12 @@ struct UpgradeTests {
         #expect(Array(all.prefix(released.count).map(\.name)) == released, "the build embeds every released migration, in order")
         let initial = start == "last release" ? Array(all.prefix(released.count)) : all.filter { $0.version <= Int(start)! }
         try await TestDatabase.withEmpty { db in
-            _ = try await Migrator(migrations: initial).migrate(client: db.client, logger: db.logger)
+            _ = try await Migrator.securePush(initial).migrate(client: db.client, logger: db.logger)
             let oldLease = try await Self.fill(db)
             let before = try await Self.contents(db)
             #expect(before.count == 4 && before.allSatisfy { !$0.value.isEmpty }, "the fixture wrote every table")
 
-            let applied = try await Migrator(migrations: all).migrate(client: db.client, logger: db.logger)
+            let applied = try await Migrator.securePush(all).migrate(client: db.client, logger: db.logger)
             #expect(applied == all.dropFirst(initial.count).map(\.name))
             let after = try await Self.contents(db)
             for table in before.keys.sorted() {

@@ -138,7 +138,7 @@ actor TemplateDatabase {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            try await Migrator(migrations: migrations).migrate(client: client, logger: self.logger)
+            try await Migrator.securePush(migrations).migrate(client: client, logger: self.logger)
         }
     }
 

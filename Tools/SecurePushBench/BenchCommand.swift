@@ -50,7 +50,7 @@ struct BenchDatabase {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+            try await Migrator.securePush(try Migration.bundled()).migrate(client: client, logger: logger)
             try await client.query(Self.emptyTables, logger: logger)
             return try await body(client)
         }

@@ -12,20 +12,24 @@ import SecurePushCore
 public struct Migrator: Sendable {
     /// The advisory lock key SecurePush migrators take while they create the schema ("SecPush" in ASCII).
     static let lockKey: Int64 = 0x5365_6350_7573_68
-    /// The migration that made `securepush.time_zones`, refreshed after every migrate from then on.
-    static let timeZonesVersion = 22
+    /// A step its caller runs after every migrate, on the migrating connection (SecurePush's refreshes its time zones).
+    public typealias Hook = @Sendable (_ connection: PostgresConnection, _ logger: Logger) async throws -> Void
 
     public let migrations: [Migration]
     /// The schema the migrations create and record themselves in.
     public let schema: String
     /// This build's version, compared with the oldest build a newer migration allows.
     public let build: String
+    /// Run after every migrate, whether or not it applied anything.
+    let afterMigrate: Hook?
 
-    /// Creates a migrator for the given files, recorded in `schema` (a constant of this code, never input).
-    public init(migrations: [Migration], schema: String = "securepush", build: String = SecurePushVersion.current) {
+    /// Creates a migrator for the given files, recorded in `schema` (a constant of the caller's code, never input);
+    /// `afterMigrate` runs after every migrate.
+    public init(migrations: [Migration], schema: String, build: String = SecurePushVersion.current, afterMigrate: Hook? = nil) {
         self.migrations = migrations
         self.schema = schema
         self.build = build
+        self.afterMigrate = afterMigrate
     }
 
     /// Applies what is missing; returns the names applied by this call.
@@ -40,10 +44,7 @@ public struct Migrator: Sendable {
             if bootstrap { _ = try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger) }
             do {
                 let applied = try await apply(on: connection, logger: logger)
-                // Time zones a newer tzdata added since the last migrate (quiet hours accept only known names).
-                if schema == "securepush", migrations.contains(where: { $0.version >= Self.timeZonesVersion }) {
-                    _ = try await connection.query("SELECT securepush.refresh_time_zones()", logger: logger)
-                }
+                if let afterMigrate { try await afterMigrate(connection, logger) }
                 if bootstrap { _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger) }
                 return applied
             } catch {
