@@ -128,13 +128,21 @@ private final class DeadlineRace<T: Sendable>: Sendable {
 /// before this throws: for an operation that must not outlive its caller. Reading a request's body is one: the
 /// server reads the same connection again as soon as the handler has answered (Hummingbird flushes the rest of the
 /// body), and two readers of one connection at once must never happen. The operation must end when cancelled.
+/// One task runs the operation; the deadline's timer cancels it, and awaiting its value is the join.
 public func withDeadlineJoined<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let work = Task { try await operation() }
-    do {
-        return try await withDeadline(timeout) { try await work.value }
-    } catch {
+    let expired = NIOLockedValueBox(false)
+    let timer = DeadlineTimer(after: timeout) {
+        expired.withLockedValue { $0 = true }
         work.cancel()
-        _ = try? await work.value
-        throw error
     }
+    let result = await withTaskCancellationHandler {
+        await work.result
+    } onCancel: {
+        work.cancel()
+    }
+    timer.cancel()
+    // Past the deadline the caller gets DeadlineExceeded, whatever the cancelled operation ended with.
+    if expired.withLockedValue({ $0 }) { throw DeadlineExceeded(timeout: timeout) }
+    return try result.get()
 }

@@ -80,11 +80,7 @@ struct InstallationCommand: AsyncParsableCommand {
     }
 
     static func printKey(id: UUID, key: InstallationKey) {
-        print("installation id: \(id.uuidString.lowercased())")
-        print("key (shown once; the relay keeps only its public half): \(key.text)")
-        print(
-            "on the self-hosted server: SECUREPUSH_RELAY_INSTALLATION_ID=\(id.uuidString.lowercased()), and the key in the file SECUREPUSH_RELAY_KEY_FILE names"
-        )
+        for line in InstallationCredentials(id: id, key: key).lines { print(line) }
     }
 
     struct Add: AsyncParsableCommand {

@@ -38,10 +38,8 @@ struct RelayTests {
 
         func add(_ name: String, _ extra: [String] = []) async throws -> Installation {
             let output = try await command(["installation", "add", "--name", name] + extra)
-            let id = try #require(output.split(separator: "\n").first { $0.hasPrefix("installation id: ") }.map { String($0.dropFirst(17)) })
-            let keyLine = try #require(output.split(separator: "\n").first { $0.contains("securepush-relay-key-1:") })
-            let key = try InstallationKey(text: String(keyLine[keyLine.range(of: "securepush-relay-key-1:")!.lowerBound...]))
-            return Installation(id: try #require(UUID(uuidString: id)), key: key)
+            let printed = try InstallationCredentials(printed: output)
+            return Installation(id: printed.id, key: printed.key)
         }
 
         /// POSTs `body` to `path` signed as `installation` (or with `token` when given); status and body.
@@ -360,9 +358,9 @@ struct RelayTests {
             #expect(try await relay.post("/v1/relay/tokens", changes, as: a).status == 200)
 
             let output = try await relay.command(["installation", "rotate-key", "clinic"])
-            let keyLine = try #require(output.split(separator: "\n").first { $0.contains("securepush-relay-key-1:") })
-            let rotated = Installation(
-                id: a.id, key: try InstallationKey(text: String(keyLine[keyLine.range(of: "securepush-relay-key-1:")!.lowerBound...])))
+            let printed = try InstallationCredentials(printed: output)
+            #expect(printed.id == a.id)
+            let rotated = Installation(id: a.id, key: printed.key)
             #expect(try await relay.post("/v1/relay/tokens", changes, as: a).status == 401, "the old key stopped working")
             #expect(try await relay.post("/v1/relay/tokens", changes, as: rotated).status == 200)
 

@@ -78,12 +78,14 @@ final class RelayPair: Sendable {
         }
         log("migrating the relay's database")
         _ = try await relayCommand("relay-migrate", ["migrate"])
-        let (installation, key) = try idAndKeyText(
-            try await relayCommand("relay-add", ["installation", "add", "--name", "chaos", "--max-tokens", "none"]))
-        let quota = try added(
-            try await relayCommand("relay-add-quota", ["installation", "add", "--name", "quota", "--pushes-per-day", "\(checkQuota)"]))
+        let load = try InstallationCredentials(
+            printed: try await relayCommand("relay-add", ["installation", "add", "--name", "chaos", "--max-tokens", "none"]))
+        let installation = load.id
+        let added = try InstallationCredentials(
+            printed: try await relayCommand("relay-add-quota", ["installation", "add", "--name", "quota", "--pushes-per-day", "\(checkQuota)"]))
+        let quota = (id: added.id, key: added.key)
         let keyFile = "\(workDirectory)/relay-installation.key"
-        try key.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try load.key.text.write(toFile: keyFile, atomically: true, encoding: .utf8)
 
         // The relays run as a login of the relay's role, as docs/relay.md says (never as the owner).
         let login = "chaos_relay_\(UUID().uuidString.prefix(8).lowercased())"
@@ -206,21 +208,6 @@ final class RelayPair: Sendable {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
-    }
-
-    /// The id and key text `relay installation add` printed.
-    private static func idAndKeyText(_ output: String) throws -> (UUID, String) {
-        let lines = output.split(separator: "\n")
-        guard let id = lines.first(where: { $0.hasPrefix("installation id: ") }).flatMap({ UUID(uuidString: String($0.dropFirst(17))) }),
-            let keyLine = lines.first(where: { $0.contains("securepush-relay-key-1:") }),
-            let start = keyLine.range(of: "securepush-relay-key-1:")?.lowerBound
-        else { throw ChaosError("relay installation add printed no id and key") }
-        return (id, String(keyLine[start...]).trimmingCharacters(in: .whitespaces))
-    }
-
-    private static func added(_ output: String) throws -> (id: UUID, key: InstallationKey) {
-        let (id, text) = try idAndKeyText(output)
-        return (id, try InstallationKey(text: text))
     }
 
     private static func replacingCredentials(of url: String, user: String, password: String) throws -> String {
