@@ -357,6 +357,7 @@ CREATE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[],
     SET enable_hashjoin TO 'off'
     SET enable_mergejoin TO 'off'
     SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -619,10 +620,12 @@ $$;
 --
 
 CREATE FUNCTION securepush.default_ttl() RETURNS interval
-    LANGUAGE sql STABLE SECURITY DEFINER PARALLEL SAFE
+    LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
-    SELECT coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'default_ttl'), interval '7 days')
+BEGIN
+    RETURN coalesce((SELECT value::interval FROM securepush.settings WHERE key = 'default_ttl'), interval '7 days');
+END
 $$;
 
 
@@ -1137,6 +1140,7 @@ CREATE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[],
     SET enable_hashjoin TO 'on'
     SET enable_mergejoin TO 'on'
     SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 DECLARE
@@ -1155,17 +1159,17 @@ BEGIN
     END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT n.user_id, sum(s.change), s.effective_at, s.ends_at
-    FROM securepush.notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
-    WHERE n.id = ANY(taken)
+    FROM securepush.fan_out_rows(taken) n,
+         securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
     GROUP BY n.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
-    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.collapse_key IS NOT NULL) THEN
         -- A notification that will be pushed and that no newer one supersedes takes the place of the others
         -- with its key still waiting.
         WITH newest AS (
             SELECT n.id, n.user_id, n.collapse_key
-            FROM securepush.notifications n
-            WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND securepush.pushable(n)
+            FROM securepush.fan_out_rows(taken) n
+            WHERE n.collapse_key IS NOT NULL AND securepush.pushable(n)
               AND NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places))
         ),
         gone AS (
@@ -1184,25 +1188,25 @@ BEGIN
         INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
             created_at, kind)
         SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
-        FROM securepush.notifications n
+        FROM securepush.fan_out_rows(taken) n
         CROSS JOIN LATERAL (SELECT x.id FROM securepush.superseding(n, taken, places) x LIMIT 1) w
         JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-        WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
+        WHERE n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
     -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
     INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
         created_at, kind)
     SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(),
         'notify'
-    FROM securepush.notifications n
+    FROM securepush.fan_out_rows(taken) n
     JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-    WHERE n.id = ANY(taken) AND n.expires_at <= now() AND n.payload IS NOT NULL;
+    WHERE n.expires_at <= now() AND n.payload IS NOT NULL;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
-    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.category IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.category IS NOT NULL) THEN
         INSERT INTO securepush.delivery_events (notification_id, event, detail)
         SELECT n.id, 'muted', n.category
-        FROM securepush.notifications n
-        WHERE n.id = ANY(taken) AND n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+        FROM securepush.fan_out_rows(taken) n
+        WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
           AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
               AND m.category = n.category);
     END IF;
@@ -1289,6 +1293,7 @@ CREATE FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_platforms tex
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
     SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 DECLARE
@@ -1303,6 +1308,66 @@ BEGIN
     PERFORM securepush.fan_out_batch(ids, p_claim_platforms, p_claim_limit, p_lease_until, p_token, p_worker);
     RETURN cardinality(ids);
 END
+$$;
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: notifications; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.notifications (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    user_id text NOT NULL,
+    payload jsonb,
+    priority smallint DEFAULT 0 NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone DEFAULT (now() + securepush.default_ttl()) NOT NULL,
+    read_at timestamp with time zone,
+    read_by_device uuid,
+    purged_at timestamp with time zone,
+    deliver_at timestamp with time zone,
+    urgency text DEFAULT 'active'::text NOT NULL,
+    collapse_key text,
+    category text,
+    cancelled_at timestamp with time zone,
+    preview jsonb,
+    traceparent text DEFAULT 
+CASE
+    WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
+    ELSE NULL::text
+END,
+    producer text DEFAULT (SESSION_USER)::text,
+    CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
+    CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
+    CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
+    CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
+    CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
+    CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
+    CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
+    CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
+    CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
+    CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
+    CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
+)
+WITH (fillfactor='90');
+
+
+--
+-- Name: fan_out_rows(uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fan_out_rows(p_ids uuid[]) RETURNS SETOF securepush.notifications
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT n.*
+    FROM pg_catalog.unnest(p_ids) AS t(id)
+    CROSS JOIN LATERAL (SELECT x.* FROM securepush.notifications x WHERE x.id = t.id OFFSET 0) n
 $$;
 
 
@@ -1569,53 +1634,6 @@ BEGIN
     RETURN purged + more;
 END
 $$;
-
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
-
---
--- Name: notifications; Type: TABLE; Schema: securepush; Owner: -
---
-
-CREATE TABLE securepush.notifications (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    user_id text NOT NULL,
-    payload jsonb,
-    priority smallint DEFAULT 0 NOT NULL,
-    idempotency_key text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone DEFAULT (now() + securepush.default_ttl()) NOT NULL,
-    read_at timestamp with time zone,
-    read_by_device uuid,
-    purged_at timestamp with time zone,
-    deliver_at timestamp with time zone,
-    urgency text DEFAULT 'active'::text NOT NULL,
-    collapse_key text,
-    category text,
-    cancelled_at timestamp with time zone,
-    preview jsonb,
-    traceparent text DEFAULT 
-CASE
-    WHEN (current_setting('securepush.traceparent'::text, true) ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text) THEN current_setting('securepush.traceparent'::text, true)
-    ELSE NULL::text
-END,
-    producer text DEFAULT (SESSION_USER)::text,
-    CONSTRAINT notifications_category_valid CHECK ((category ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'::text)),
-    CONSTRAINT notifications_collapse_key_valid CHECK (((length(collapse_key) >= 1) AND (length(collapse_key) <= 256))),
-    CONSTRAINT notifications_expires_after_delivery CHECK (((deliver_at IS NULL) OR (expires_at > deliver_at))),
-    CONSTRAINT notifications_idempotency_key_valid CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 256))),
-    CONSTRAINT notifications_payload_max_64kib CHECK ((octet_length((payload)::text) <= 65536)),
-    CONSTRAINT notifications_payload_present CHECK (((payload IS NOT NULL) OR (purged_at IS NOT NULL))),
-    CONSTRAINT notifications_preview_max_1kib CHECK ((octet_length((preview)::text) <= 1024)),
-    CONSTRAINT notifications_preview_object CHECK ((jsonb_typeof(preview) = 'object'::text)),
-    CONSTRAINT notifications_priority_valid CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT notifications_traceparent_valid CHECK ((traceparent ~ '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
-    CONSTRAINT notifications_urgency_valid CHECK ((urgency = ANY (ARRAY['passive'::text, 'active'::text, 'time_sensitive'::text, 'critical'::text]))),
-    CONSTRAINT notifications_user_id_valid CHECK (((length(user_id) >= 1) AND (length(user_id) <= 256)))
-)
-WITH (fillfactor='90');
 
 
 --

@@ -20,6 +20,7 @@ CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platfo
  SET enable_hashjoin TO 'off'
  SET enable_mergejoin TO 'off'
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 DECLARE

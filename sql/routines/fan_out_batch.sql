@@ -15,7 +15,10 @@
 -- Its plans must not depend on statistics: a broadcast often runs right after a bulk device import, before
 -- any ANALYZE, and a nested loop over a sequential scan of devices took 71 s for 20,000 notifications (1.4 s
 -- with the index). Without sequential scans, each notification finds its user's devices by index; the other
--- plan switches are set as a producer's session has them (the claim that calls it turns them off).
+-- plan switches are set as a producer's session has them (the claim that calls it turns them off). Since 044
+-- its plans are generic (made once per session, not at every call: planning was most of a small claim's time),
+-- and its statements find the batch's notifications by primary key whatever the statistics say: through
+-- securepush.fan_out_rows, or (wanted, which has no other condition an index could serve) by joining the ids.
 CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platforms text[], p_claim_limit integer,
     p_lease_until timestamp with time zone, p_token uuid, p_worker uuid)
  RETURNS integer
@@ -26,6 +29,7 @@ CREATE OR REPLACE FUNCTION securepush.fan_out_batch(p_ids uuid[], p_claim_platfo
  SET enable_hashjoin TO 'on'
  SET enable_mergejoin TO 'on'
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
@@ -44,17 +48,17 @@ BEGIN
     END IF;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT n.user_id, sum(s.change), s.effective_at, s.ends_at
-    FROM securepush.notifications n, securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
-    WHERE n.id = ANY(taken)
+    FROM securepush.fan_out_rows(taken) n,
+         securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
     GROUP BY n.user_id, s.effective_at, s.ends_at
     HAVING sum(s.change) <> 0;
-    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.collapse_key IS NOT NULL) THEN
         -- A notification that will be pushed and that no newer one supersedes takes the place of the others
         -- with its key still waiting.
         WITH newest AS (
             SELECT n.id, n.user_id, n.collapse_key
-            FROM securepush.notifications n
-            WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND securepush.pushable(n)
+            FROM securepush.fan_out_rows(taken) n
+            WHERE n.collapse_key IS NOT NULL AND securepush.pushable(n)
               AND NOT EXISTS (SELECT 1 FROM securepush.superseding(n, taken, places))
         ),
         gone AS (
@@ -73,25 +77,25 @@ BEGIN
         INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
             created_at, kind)
         SELECT gen_random_uuid(), n.id, d.id, d.platform, 'superseded', 0, 'superseded by ' || w.id, now(), 'notify'
-        FROM securepush.notifications n
+        FROM securepush.fan_out_rows(taken) n
         CROSS JOIN LATERAL (SELECT x.id FROM securepush.superseding(n, taken, places) x LIMIT 1) w
         JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-        WHERE n.id = ANY(taken) AND n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
+        WHERE n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
     -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
     INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
         created_at, kind)
     SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(),
         'notify'
-    FROM securepush.notifications n
+    FROM securepush.fan_out_rows(taken) n
     JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-    WHERE n.id = ANY(taken) AND n.expires_at <= now() AND n.payload IS NOT NULL;
+    WHERE n.expires_at <= now() AND n.payload IS NOT NULL;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
-    IF EXISTS (SELECT 1 FROM securepush.notifications n WHERE n.id = ANY(taken) AND n.category IS NOT NULL) THEN
+    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.category IS NOT NULL) THEN
         INSERT INTO securepush.delivery_events (notification_id, event, detail)
         SELECT n.id, 'muted', n.category
-        FROM securepush.notifications n
-        WHERE n.id = ANY(taken) AND n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
+        FROM securepush.fan_out_rows(taken) n
+        WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
           AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
               AND m.category = n.category);
     END IF;

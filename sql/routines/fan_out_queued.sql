@@ -10,6 +10,7 @@ CREATE OR REPLACE FUNCTION securepush.fan_out_queued(p_limit integer, p_claim_pl
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 DECLARE
