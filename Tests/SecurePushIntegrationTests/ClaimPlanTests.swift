@@ -71,4 +71,53 @@ struct ClaimPlanTests {
             }
         }
     }
+
+    @Test("a claim's plans are made once per session: made on an empty table, they still find a new notification by its key among 20,000")
+    func plansMadeOnAnEmptyTable() async throws {
+        try await TestDatabase.with { db in
+            try await db.execute(
+                "TRUNCATE securepush.deliveries, securepush.delivery_log, securepush.fetches, securepush.notifications, securepush.devices")
+            try await db.execute("ALTER TABLE securepush.notifications SET (autovacuum_enabled = false)")
+            try await db.execute(
+                "INSERT INTO securepush.devices (user_id, platform, token) SELECT 'once-' || g, 'simulated', 'once-' || g FROM generate_series(1, 100) g"
+            )
+            try await db.client.withConnection { connection in
+                @Sendable func claim() async throws -> Int64 {
+                    try await connection.query(
+                        "SELECT count(*)::bigint FROM securepush.claim_deliveries(16, '{simulated}', 30000, \(UUID()), \(UUID()), true, 999, false)",
+                        logger: db.logger
+                    ).collect()[0].decode(Int64.self)
+                }
+                // Claims on the empty table, one notification each: this session's plans are made now (generic ones
+                // at once since 044; before, after five calls), while the planner sees a table with no rows.
+                for _ in 0..<6 {
+                    _ = try await db.enqueue(user: "once-1", payload: "{}")
+                    #expect(try await claim() == 1)
+                }
+                // 20,000 unexpired notifications, fanned out by another session; then one new one.
+                try await db.execute(
+                    "INSERT INTO securepush.notifications (user_id, payload) SELECT 'once-' || (g % 100 + 1), '{}'::jsonb FROM generate_series(1, 20000) g"
+                )
+                _ = try await db.fanOut()
+                // Their deliveries are not the point: the claim below has only the new notification to fan out.
+                try await db.execute("DELETE FROM securepush.deliveries")
+                _ = try await db.enqueue(user: "once-2", payload: "{}")
+                @Sendable func fetched() async throws -> Int64 {
+                    try await connection.query(
+                        """
+                        SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0)), 0)::bigint FROM pg_stat_xact_user_tables
+                        WHERE schemaname = 'securepush' AND relname = 'notifications'
+                        """, logger: db.logger
+                    ).collect()[0].decode(Int64.self)
+                }
+                try await connection.query("BEGIN", logger: db.logger)
+                let before = try await fetched()
+                #expect(try await claim() == 1)
+                let read = try await fetched() - before
+                try await connection.query("ROLLBACK", logger: db.logger)
+                // The new notification by its key in each of the fan-out's statements; a scan of the unexpired ones reads 20,000.
+                #expect(read <= 20, "the claim read \(read) notifications to fan out one")
+            }
+        }
+    }
 }
