@@ -15,10 +15,8 @@ import _CryptoExtras
 /// `serve --role relay` with the fake APNs behind it, on the relay's own schema.
 @Suite("Push relay (real binary)", .serialized)
 struct RelayTests {
-    struct Installation {
-        var id: UUID
-        var key: InstallationKey
-    }
+    /// An installation's id and key, as `relay installation add` prints them.
+    typealias Installation = InstallationCredentials
 
     struct Relay: Sendable {
         let port: Int
@@ -38,8 +36,7 @@ struct RelayTests {
 
         func add(_ name: String, _ extra: [String] = []) async throws -> Installation {
             let output = try await command(["installation", "add", "--name", name] + extra)
-            let printed = try InstallationCredentials(printed: output)
-            return Installation(id: printed.id, key: printed.key)
+            return try InstallationCredentials(printed: output)
         }
 
         /// POSTs `body` to `path` signed as `installation` (or with `token` when given); status and body.

@@ -27,7 +27,7 @@ final class RelayPair: Sendable {
     let installation: UUID
     let keyFile: String
     /// A second installation with a daily quota of `checkQuota`, for the cross-process checks.
-    let quota: (id: UUID, key: InstallationKey)
+    let quota: InstallationCredentials
     private let owner: ChaosDatabase
     private let login: String
     /// The driver's HTTP client (`ChaosRun`'s).
@@ -35,7 +35,7 @@ final class RelayPair: Sendable {
 
     private init(
         firstKeyIndex: Int, ports: [Int], balancerPort: Int, processes: [ServerProcess], installation: UUID, keyFile: String,
-        quota: (id: UUID, key: InstallationKey), owner: ChaosDatabase, login: String, http: HTTPClient
+        quota: InstallationCredentials, owner: ChaosDatabase, login: String, http: HTTPClient
     ) {
         self.firstKeyIndex = firstKeyIndex
         self.ports = ports
@@ -81,9 +81,8 @@ final class RelayPair: Sendable {
         let load = try InstallationCredentials(
             printed: try await relayCommand("relay-add", ["installation", "add", "--name", "chaos", "--max-tokens", "none"]))
         let installation = load.id
-        let added = try InstallationCredentials(
+        let quota = try InstallationCredentials(
             printed: try await relayCommand("relay-add-quota", ["installation", "add", "--name", "quota", "--pushes-per-day", "\(checkQuota)"]))
-        let quota = (id: added.id, key: added.key)
         let keyFile = "\(workDirectory)/relay-installation.key"
         try load.key.text.write(toFile: keyFile, atomically: true, encoding: .utf8)
 
