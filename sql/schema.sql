@@ -277,7 +277,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    UPDATE securepush.notifications n SET payload = NULL, purged_at = now(), cancelled_at = now()
+    UPDATE securepush.notifications n
+    SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now(), cancelled_at = now()
     WHERE n.id = target AND n.purged_at IS NULL;
     purged := FOUND;
     RETURN QUERY
@@ -644,6 +645,22 @@ BEGIN
     ELSE
         DELETE FROM securepush.deliveries d WHERE d.device_id IN (SELECT o.id FROM old_rows o);
     END IF;
+    RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: delete_fetches_of(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.delete_fetches_of() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET jit TO 'off'
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+BEGIN
+    DELETE FROM securepush.fetches f WHERE f.notification_id IN (SELECT o.id FROM old_rows o);
     RETURN NULL;
 END
 $$;
@@ -1020,9 +1037,9 @@ CREATE FUNCTION securepush.erase_preview() RETURNS trigger
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
-    NEW.preview := NULL;
-    NEW.traceparent := NULL;
-    RETURN NEW;
+    UPDATE securepush.notifications n SET preview = NULL, traceparent = NULL
+    WHERE n.id = NEW.id AND n.payload IS NULL;
+    RETURN NULL;
 END
 $$;
 
@@ -1578,7 +1595,7 @@ DECLARE
     read_ids uuid[];
 BEGIN
     WITH expired AS (
-        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
         WHERE n.id = ANY (ARRAY(
             SELECT e.id FROM securepush.notifications e
             WHERE e.purged_at IS NULL AND e.expires_at <= now()
@@ -1608,7 +1625,7 @@ BEGIN
         FROM reads r WHERE r.due;
         IF read_ids IS NOT NULL THEN
             UPDATE securepush.read_purge_cursor c SET xid = last_xid, position = last_position;
-            UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+            UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
             WHERE n.id = ANY (read_ids) AND n.purged_at IS NULL;
             GET DIAGNOSTICS more = ROW_COUNT;
             purged := purged + more;
@@ -1626,7 +1643,7 @@ BEGIN
         RETURNING b.notification_id
     ),
     erased AS (
-        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
         FROM backlog b WHERE n.id = b.notification_id AND n.purged_at IS NULL
         RETURNING 1
     )
@@ -3603,10 +3620,17 @@ CREATE TRIGGER notifications_delete_deliveries AFTER DELETE ON securepush.notifi
 
 
 --
+-- Name: notifications notifications_delete_fetches; Type: TRIGGER; Schema: securepush; Owner: -
+--
+
+CREATE TRIGGER notifications_delete_fetches AFTER DELETE ON securepush.notifications REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.delete_fetches_of();
+
+
+--
 -- Name: notifications notifications_erase_preview; Type: TRIGGER; Schema: securepush; Owner: -
 --
 
-CREATE TRIGGER notifications_erase_preview BEFORE UPDATE OF payload ON securepush.notifications FOR EACH ROW WHEN (((new.payload IS NULL) AND ((new.preview IS NOT NULL) OR (new.traceparent IS NOT NULL)))) EXECUTE FUNCTION securepush.erase_preview();
+CREATE TRIGGER notifications_erase_preview AFTER UPDATE OF payload ON securepush.notifications FOR EACH ROW WHEN (((new.payload IS NULL) AND ((new.preview IS NOT NULL) OR (new.traceparent IS NOT NULL)))) EXECUTE FUNCTION securepush.erase_preview();
 
 
 --
@@ -3621,14 +3645,6 @@ CREATE TRIGGER notifications_fan_out AFTER INSERT ON securepush.notifications RE
 --
 
 CREATE TRIGGER notifications_schedule_clears AFTER UPDATE ON securepush.notifications REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION securepush.schedule_clears();
-
-
---
--- Name: fetches fetches_notification_id_fkey; Type: FK CONSTRAINT; Schema: securepush; Owner: -
---
-
-ALTER TABLE ONLY securepush.fetches
-    ADD CONSTRAINT fetches_notification_id_fkey FOREIGN KEY (notification_id) REFERENCES securepush.notifications(id) ON DELETE CASCADE;
 
 
 --

@@ -56,27 +56,45 @@ struct LatencyBench: AsyncParsableCommand {
                 while pushedAt.count < inserted, clock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                var committed: [UUID: Int64] = [:]
+                // Each notification's commit, and the start of the claim that fanned it out (its delivery's
+                // created_at: the claim transaction's now()), so that the figure splits into the pick-up
+                // (commit to claim) and the claim and send (claim to push).
+                var committed: [UUID: (commit: Int64, claim: Int64?)] = [:]
                 let rows = try await client.query(
-                    "SELECT id, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint FROM securepush.notifications",
+                    """
+                    SELECT n.id, (extract(epoch FROM pg_xact_commit_timestamp(n.xmin)) * 1000000)::bigint,
+                           (SELECT (extract(epoch FROM min(l.created_at)) * 1000000)::bigint
+                            FROM securepush.delivery_log l WHERE l.notification_id = n.id)
+                    FROM securepush.notifications n
+                    """,
                     logger: database.logger)
-                for try await (id, micros) in rows.decode((UUID, Int64?).self) {
-                    if let micros { committed[id] = micros }
+                for try await (id, micros, claim) in rows.decode((UUID, Int64?, Int64?).self) {
+                    if let micros { committed[id] = (micros, claim) }
                 }
                 let pushes = pushedAt.all
                 var latencies: [Double] = []
+                var pickups: [Double] = []
+                var claimToPush: [Double] = []
                 latencies.reserveCapacity(committed.count)
-                for (id, commit) in committed {
-                    if let pushed = pushes[id] { latencies.append(Double(pushed - commit) / 1000) }
+                for (id, times) in committed {
+                    guard let pushed = pushes[id] else { continue }
+                    latencies.append(Double(pushed - times.commit) / 1000)
+                    if let claim = times.claim {
+                        pickups.append(Double(claim - times.commit) / 1000)
+                        claimToPush.append(Double(pushed - claim) / 1000)
+                    }
                 }
                 let percentile = Percentiles(latencies)
+                let pickup = Percentiles(pickups)
+                let send = Percentiles(claimToPush)
                 print(
                     String(
                         format:
-                            "latency offered_per_s=%d achieved_per_s=%.0f inserted=%d producer_s=%.2f pushed=%d schedule_lag_ms=%.2f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f",
+                            "latency offered_per_s=%d achieved_per_s=%.0f inserted=%d producer_s=%.2f pushed=%d schedule_lag_ms=%.2f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f max_ms=%.2f pickup_p50_ms=%.2f pickup_p90_ms=%.2f claim_to_push_p50_ms=%.2f claim_to_push_p90_ms=%.2f",
                         rate, producer.transactionsPerSecond ?? Double(inserted) / producer.seconds, inserted, producer.seconds, latencies.count,
                         producer.scheduleLagMilliseconds ?? -1,
-                        percentile(0.5), percentile(0.9), percentile(0.99), percentile(1)
+                        percentile(0.5), percentile(0.9), percentile(0.99), percentile(1),
+                        pickup(0.5), pickup(0.9), send(0.5), send(0.9)
                     )
                 )
             }

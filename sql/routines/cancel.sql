@@ -30,7 +30,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    UPDATE securepush.notifications n SET payload = NULL, purged_at = now(), cancelled_at = now()
+    UPDATE securepush.notifications n
+    SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now(), cancelled_at = now()
     WHERE n.id = target AND n.purged_at IS NULL;
     purged := FOUND;
     RETURN QUERY

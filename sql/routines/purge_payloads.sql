@@ -29,7 +29,7 @@ DECLARE
     read_ids uuid[];
 BEGIN
     WITH expired AS (
-        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
         WHERE n.id = ANY (ARRAY(
             SELECT e.id FROM securepush.notifications e
             WHERE e.purged_at IS NULL AND e.expires_at <= now()
@@ -59,7 +59,7 @@ BEGIN
         FROM reads r WHERE r.due;
         IF read_ids IS NOT NULL THEN
             UPDATE securepush.read_purge_cursor c SET xid = last_xid, position = last_position;
-            UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+            UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
             WHERE n.id = ANY (read_ids) AND n.purged_at IS NULL;
             GET DIAGNOSTICS more = ROW_COUNT;
             purged := purged + more;
@@ -77,7 +77,7 @@ BEGIN
         RETURNING b.notification_id
     ),
     erased AS (
-        UPDATE securepush.notifications n SET payload = NULL, purged_at = now()
+        UPDATE securepush.notifications n SET payload = NULL, preview = NULL, traceparent = NULL, purged_at = now()
         FROM backlog b WHERE n.id = b.notification_id AND n.purged_at IS NULL
         RETURNING 1
     )
