@@ -202,7 +202,7 @@ let package = Package(
             dependencies: [
                 "SecurePushCore", "SecurePushStore", "SecurePushPostgres", "SecurePushReports", "SecurePushProviders", "SecurePushDispatcher",
                 "SecurePushServer", .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .serviceLifecycle, .logging,
-                .argumentParser, .nioConcurrencyHelpers,
+                .argumentParser, .nioConcurrencyHelpers, .nioPosix,
             ],
             path: "Tools/SecurePushBench",
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
+import NIOPosix
 import PostgresNIO
 import SecurePushCore
 import SecurePushProviders
@@ -134,7 +135,10 @@ struct Producer {
             ["-n", "-f", script.path, "-T", String(seconds)] + pace + ["-c", String(clients), "-j", String(min(clients, 2)), url]
         let clock = ContinuousClock()
         let start = clock.now
-        let output = try await Task.detached { try Self.execute(pgbench, arguments) }.value
+        // pgbench runs for the whole measurement and waiting for it blocks a thread: NIO's thread pool has
+        // threads for that; a detached task would take one of Swift's cooperative threads (one core's worth
+        // of them here) from the dispatcher being measured.
+        let output = try await NIOThreadPool.singleton.runIfActive { try Self.execute(pgbench, arguments) }
         let elapsed = clock.now - start
         let lines = output.split(separator: "\n")
         let lag = lines.first { $0.hasPrefix("rate limit schedule lag:") }
