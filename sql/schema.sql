@@ -298,7 +298,8 @@ BEGIN
     SELECT target,
            (SELECT count(*)::integer FROM logged),
            (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target
-               AND d.kind = 'notify' AND d.state = 'claimed'),
+               AND d.kind = 'notify' AND d.state = 'claimed')
+               + (SELECT count(*)::integer FROM securepush.claimed_items c WHERE c.notification_id = target),
            (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target
                AND l.kind = 'notify' AND l.outcome = 'sent'),
            purged;
@@ -391,7 +392,19 @@ BEGIN
                dev.seal_public, dev.seal_auth, d.traceparent
         FROM securepush.deliveries d
         JOIN securepush.devices dev ON dev.id = d.device_id
-        WHERE d.state = 'claimed' AND d.lease_expires_at = lease_until AND d.lease_token = p_token
+        WHERE claimed_rows > 0 AND d.state = 'claimed' AND d.lease_expires_at = lease_until
+          AND d.lease_token = p_token
+        UNION ALL
+        SELECT i.id, i.notification_id, i.device_id, i.platform, dev.token, dev.options::text, dev.active,
+               n.expires_at, n.priority, 1, dev.user_id, NULL::uuid[], n.urgency,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
+               dev.seal_public, dev.seal_auth, n.traceparent
+        FROM securepush.claims c
+        CROSS JOIN LATERAL unnest(c.ids, c.notification_ids, c.device_ids, c.platforms)
+            AS i(id, notification_id, device_id, platform)
+        JOIN securepush.notifications n ON n.id = i.notification_id
+        JOIN securepush.devices dev ON dev.id = i.device_id
+        WHERE fanned_out > 0 AND c.token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -415,8 +428,54 @@ BEGIN
     END IF;
     IF fanned_out > 0 THEN
         PERFORM securepush.wake_dispatchers();
+    ELSIF claimed_rows = 0 AND EXISTS (SELECT 1 FROM securepush.claims c WHERE c.lease_expires_at < now()) THEN
+        IF securepush.rescue_claims() > 0 THEN
+            PERFORM securepush.wake_dispatchers();
+        END IF;
     END IF;
 END
+$$;
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: claims; Type: TABLE; Schema: securepush; Owner: -
+--
+
+CREATE TABLE securepush.claims (
+    token uuid NOT NULL,
+    worker uuid,
+    claimed_at timestamp with time zone DEFAULT now() NOT NULL,
+    lease_expires_at timestamp with time zone NOT NULL,
+    ids uuid[] NOT NULL,
+    notification_ids uuid[] NOT NULL,
+    device_ids uuid[] NOT NULL,
+    platforms text[] NOT NULL,
+    CONSTRAINT claims_items_aligned CHECK (((cardinality(ids) > 0) AND (cardinality(notification_ids) = cardinality(ids)) AND (cardinality(device_ids) = cardinality(ids)) AND (cardinality(platforms) = cardinality(ids))))
+);
+
+
+--
+-- Name: claim_rest(securepush.claims, uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+    INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
+        platforms)
+    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at, array_agg(i.id ORDER BY i.n),
+           array_agg(i.notification_id ORDER BY i.n), array_agg(i.device_id ORDER BY i.n),
+           array_agg(i.platform ORDER BY i.n)
+    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+        WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
+    WHERE i.id <> ALL(p_done)
+    HAVING count(*) > 0
 $$;
 
 
@@ -535,7 +594,23 @@ CREATE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_out
     AS $$
 DECLARE
     touched bigint;
+    lease securepush.claims;
+    requeued bigint := 0;
 BEGIN
+    DELETE FROM securepush.claims c WHERE c.token = p_token RETURNING c.* INTO lease;
+    IF lease.token IS NOT NULL THEN
+        WITH r AS (
+            SELECT r.id, r.delay_ms, r.info FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos) AS r(id, outcome,
+                delay_ms, info)
+            WHERE r.outcome = 'retry' AND r.id = ANY(lease.ids)
+        )
+        SELECT securepush.requeue_claimed(lease, array_agg(r.id),
+                   array_agg(now() + r.delay_ms * interval '1 millisecond'), array_agg(1),
+                   array_agg(NULLIF(r.info, '')))
+        INTO requeued
+        FROM r HAVING count(*) > 0;
+        PERFORM securepush.claim_rest(lease, p_ids);
+    END IF;
     WITH r AS MATERIALIZED (
         SELECT * FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos, p_answered_ago_us)
             AS r(id, outcome, delay_ms, info, answered_ago_us)
@@ -555,6 +630,16 @@ BEGIN
         RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at,
                   d.claimed_at, r.answered_ago_us, d.kind, d.queued_logged
     ),
+    -- The lease's items that ended here ('queued' is carried by the outcome row, as its fan-out wrote none).
+    ended AS (
+        SELECT * FROM finished
+        UNION ALL
+        SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, 1, r.info, lease.claimed_at,
+               lease.claimed_at, r.answered_ago_us, 'notify', false
+        FROM unnest(lease.ids, lease.notification_ids, lease.device_ids, lease.platforms)
+            AS i(id, notification_id, device_id, platform)
+        JOIN r ON r.id = i.id AND r.outcome <> 'retry'
+    ),
     logged AS (
         INSERT INTO securepush.delivery_log
             (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at,
@@ -565,13 +650,13 @@ BEGIN
                f.created_at,
                CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind,
                NOT f.queued_logged
-        FROM finished f
+        FROM ended f
     ),
     dead AS (
         -- Not a device that re-registered (new token owner, fresh secret) after this push was attempted.
         UPDATE securepush.devices dev
         SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
-        FROM finished f
+        FROM ended f
         WHERE f.outcome = 'token_invalid' AND dev.id = f.device_id AND dev.active
           AND dev.updated_at <= coalesce(f.claimed_at, now())
         RETURNING dev.id
@@ -588,8 +673,8 @@ BEGIN
             c.created_at, c.kind
         FROM cancelled c
     )
-    SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM finished) INTO touched;
-    RETURN touched;
+    SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM ended) INTO touched;
+    RETURN touched + coalesce(requeued, 0);
 END
 $$;
 
@@ -1251,18 +1336,10 @@ BEGIN
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
-    )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
-        collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by,
-                                           queued_logged)
-    SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
-           CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
-           CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
-           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
-    FROM (
+    ),
+    planned AS MATERIALIZED (
         SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-            w.traceparent,
+            w.traceparent, w.place,
                e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place,
                    d.id) <= p_claim_limit
                    AS claim
@@ -1271,8 +1348,29 @@ BEGIN
         CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now()
             AND d.platform = ANY(p_claim_platforms) AS eligible) e
         WHERE w.run_at < w.expires_at
-    ) r;
-    GET DIAGNOSTICS created = ROW_COUNT;
+    ),
+    -- The claim's share: one lease row (since 046), pushed in this order.
+    leased AS (
+        INSERT INTO securepush.claims (token, worker, lease_expires_at, ids, notification_ids, device_ids, platforms)
+        SELECT p_token, p_worker, p_lease_until, array_agg(gen_random_uuid()),
+               array_agg(r.id ORDER BY r.priority DESC, r.run_at, r.place, r.device_id),
+               array_agg(r.device_id ORDER BY r.priority DESC, r.run_at, r.place, r.device_id),
+               array_agg(r.platform ORDER BY r.priority DESC, r.run_at, r.place, r.device_id)
+        FROM planned r
+        WHERE r.claim
+        HAVING count(*) > 0
+        RETURNING cardinality(ids) AS items
+    ),
+    queued AS (
+        INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
+            collapse_id, run_at, state, traceparent)
+        SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
+               CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent
+        FROM planned r
+        WHERE NOT r.claim
+        RETURNING 1
+    )
+    SELECT coalesce((SELECT sum(l.items) FROM leased l), 0) + (SELECT count(*) FROM queued) INTO created;
     RETURN created;
 END
 $$;
@@ -1327,10 +1425,6 @@ BEGIN
 END
 $$;
 
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: notifications; Type: TABLE; Schema: securepush; Owner: -
@@ -1930,6 +2024,73 @@ $$;
 
 
 --
+-- Name: release_deliveries(uuid, uuid[], bigint); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.release_deliveries(p_token uuid, p_ids uuid[], p_delay_ms bigint) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    lease securepush.claims;
+    released bigint;
+    wanted uuid[];
+BEGIN
+    WITH r AS (
+        UPDATE securepush.deliveries d
+        SET state = 'pending', attempts = greatest(d.attempts - 1, 0), lease_token = NULL, lease_expires_at = NULL,
+            claimed_by = NULL,
+            run_at = CASE WHEN p_delay_ms > 0 THEN greatest(d.run_at, now() + p_delay_ms * interval '1 millisecond')
+                          ELSE d.run_at END
+        WHERE d.id = ANY(p_ids) AND d.lease_token = p_token
+        RETURNING 1
+    )
+    SELECT count(*) INTO released FROM r;
+    DELETE FROM securepush.claims c WHERE c.token = p_token RETURNING c.* INTO lease;
+    IF lease.token IS NOT NULL THEN
+        SELECT array_agg(i) INTO wanted FROM unnest(lease.ids) i WHERE i = ANY(p_ids);
+        IF wanted IS NOT NULL THEN
+            released := released + securepush.requeue_claimed(lease, wanted,
+                array_fill(CASE WHEN p_delay_ms > 0 THEN now() + p_delay_ms * interval '1 millisecond'
+                                ELSE lease.claimed_at END, ARRAY[cardinality(wanted)]),
+                array_fill(0, ARRAY[cardinality(wanted)]), array_fill(NULL::text, ARRAY[cardinality(wanted)]));
+        END IF;
+        PERFORM securepush.claim_rest(lease, p_ids);
+    END IF;
+    RETURN released;
+END
+$$;
+
+
+--
+-- Name: requeue_claimed(securepush.claims, uuid[], timestamp with time zone[], integer[], text[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.requeue_claimed(p_lease securepush.claims, p_ids uuid[], p_run_at timestamp with time zone[], p_attempts integer[], p_errors text[]) RETURNS bigint
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET jit TO 'off'
+    AS $$
+    WITH written AS (
+        INSERT INTO securepush.deliveries (id, notification_id, device_id, platform, priority, expires_at, urgency,
+            collapse_id, traceparent, run_at, state, attempts, last_error, created_at, claimed_at)
+        SELECT i.id, i.notification_id, i.device_id, i.platform, n.priority, n.expires_at, n.urgency,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
+               n.traceparent, w.run_at, 'pending', w.attempts, w.error, p_lease.claimed_at,
+               p_lease.claimed_at
+        FROM unnest(p_ids, p_run_at, p_attempts, p_errors) AS w(id, run_at, attempts, error)
+        JOIN unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+            AS i(id, notification_id, device_id, platform) ON i.id = w.id
+        JOIN securepush.notifications n ON n.id = i.notification_id
+        RETURNING 1
+    )
+    SELECT count(*) FROM written
+$$;
+
+
+--
 -- Name: reschedule_pending(integer); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -2027,6 +2188,47 @@ BEGIN
     IF due THEN
         PERFORM securepush.wake_dispatchers();
     END IF;
+END
+$$;
+
+
+--
+-- Name: rescue_claims(integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.rescue_claims(p_limit integer DEFAULT 100) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET enable_seqscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    lease securepush.claims;
+    rescued bigint;
+BEGIN
+    WITH r AS (
+        UPDATE securepush.deliveries d
+        SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
+            last_error = 'lease expired (dispatcher stopped or stalled)'
+        WHERE d.id = ANY (ARRAY(
+            SELECT x.id FROM securepush.deliveries x WHERE x.state = 'claimed' AND x.lease_expires_at < now()
+            FOR UPDATE SKIP LOCKED))
+        RETURNING 1
+    )
+    SELECT count(*) INTO rescued FROM r;
+    FOR lease IN
+        DELETE FROM securepush.claims c
+        WHERE c.token = ANY (ARRAY(
+            SELECT x.token FROM securepush.claims x WHERE x.lease_expires_at < now()
+            ORDER BY x.lease_expires_at LIMIT p_limit
+            FOR UPDATE SKIP LOCKED))
+        RETURNING c.*
+    LOOP
+        rescued := rescued + securepush.requeue_claimed(lease, lease.ids,
+            array_fill(now(), ARRAY[cardinality(lease.ids)]), array_fill(1, ARRAY[cardinality(lease.ids)]),
+            array_fill('lease expired (dispatcher stopped or stalled)'::text, ARRAY[cardinality(lease.ids)]));
+    END LOOP;
+    RETURN rescued;
 END
 $$;
 
@@ -2676,6 +2878,23 @@ CREATE TABLE securepush.category_mutes (
 
 
 --
+-- Name: claimed_items; Type: VIEW; Schema: securepush; Owner: -
+--
+
+CREATE VIEW securepush.claimed_items AS
+ SELECT c.token,
+    c.worker,
+    c.claimed_at,
+    c.lease_expires_at,
+    i.id,
+    i.notification_id,
+    i.device_id,
+    i.platform
+   FROM (securepush.claims c
+     CROSS JOIN LATERAL UNNEST(c.ids, c.notification_ids, c.device_ids, c.platforms) i(id, notification_id, device_id, platform));
+
+
+--
 -- Name: collapse_salt; Type: TABLE; Schema: securepush; Owner: -
 --
 
@@ -2978,6 +3197,18 @@ CREATE VIEW securepush.notification_status AS
            FROM securepush.deliveries d
           WHERE ((d.notification_id = n.id) AND (d.kind = 'notify'::text))
         UNION ALL
+         SELECT c.device_id,
+            c.platform,
+            'claimed'::text,
+            NULL::text,
+            1,
+            NULL::timestamp with time zone,
+            NULL::text,
+            NULL::timestamp with time zone,
+            NULL::timestamp with time zone
+           FROM securepush.claimed_items c
+          WHERE (c.notification_id = n.id)
+        UNION ALL
          SELECT l.device_id,
             l.platform,
             'finished'::text,
@@ -3024,7 +3255,9 @@ CREATE VIEW securepush.notification_status AS
                    FROM securepush.deliveries d
                   WHERE ((d.notification_id = n.id) AND (d.device_id = f_1.device_id) AND (d.kind = 'notify'::text))))) AND (NOT (EXISTS ( SELECT 1
                    FROM securepush.delivery_log l
-                  WHERE ((l.notification_id = n.id) AND (l.device_id = f_1.device_id) AND (l.kind = 'notify'::text))))))) x)
+                  WHERE ((l.notification_id = n.id) AND (l.device_id = f_1.device_id) AND (l.kind = 'notify'::text))))) AND (NOT (EXISTS ( SELECT 1
+                   FROM securepush.claimed_items c
+                  WHERE ((c.notification_id = n.id) AND (c.device_id = f_1.device_id))))))) x)
      LEFT JOIN securepush.fetches f ON (((f.notification_id = n.id) AND (f.device_id = x.device_id))))
   WHERE ((n.producer = SESSION_USER) OR ( SELECT securepush.all_producers_visible() AS all_producers_visible));
 
@@ -3211,6 +3444,14 @@ ALTER TABLE ONLY securepush.auth_failures
 
 ALTER TABLE ONLY securepush.category_mutes
     ADD CONSTRAINT category_mutes_pkey PRIMARY KEY (user_id, category);
+
+
+--
+-- Name: claims claims_pkey; Type: CONSTRAINT; Schema: securepush; Owner: -
+--
+
+ALTER TABLE ONLY securepush.claims
+    ADD CONSTRAINT claims_pkey PRIMARY KEY (token);
 
 
 --
@@ -3421,6 +3662,13 @@ CREATE INDEX auth_failures_last_idx ON securepush.auth_failures USING btree (las
 --
 
 CREATE INDEX badge_changes_user_idx ON securepush.badge_changes USING btree (user_id, effective_at) INCLUDE (change, ends_at);
+
+
+--
+-- Name: claims_lease_idx; Type: INDEX; Schema: securepush; Owner: -
+--
+
+CREATE INDEX claims_lease_idx ON securepush.claims USING btree (lease_expires_at);
 
 
 --

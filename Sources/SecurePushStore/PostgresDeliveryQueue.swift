@@ -123,21 +123,9 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
     public func release(_ deliveryIDs: [UUID], leaseToken: UUID, delay: Duration) async throws -> Int {
         guard !deliveryIDs.isEmpty else { return 0 }
         let delayMilliseconds = max(0, delay.wholeMilliseconds)
+        // securepush.release_deliveries (sql/routines/release_deliveries.sql): delivery rows and lease items alike.
         return try await database.count(
-            """
-            WITH released AS (
-                UPDATE securepush.deliveries
-                SET state = \(DeliveryState.pending), attempts = greatest(attempts - 1, 0), lease_token = NULL,
-                    lease_expires_at = NULL, claimed_by = NULL,
-                    -- Without a delay a released delivery keeps its place in line.
-                    run_at = CASE WHEN \(delayMilliseconds)::bigint > 0
-                                  THEN greatest(run_at, now() + \(delayMilliseconds)::bigint * interval '1 millisecond')
-                                  ELSE run_at END
-                WHERE id = ANY(\(deliveryIDs)::uuid[]) AND lease_token = \(leaseToken)
-                RETURNING id
-            )
-            SELECT count(*)::bigint FROM released
-            """
+            "SELECT securepush.release_deliveries(\(leaseToken), \(deliveryIDs)::uuid[], \(delayMilliseconds)::bigint)"
         )
     }
 

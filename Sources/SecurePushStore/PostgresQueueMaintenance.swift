@@ -19,23 +19,8 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
     }
 
     public func rescueExpiredLeases() async throws -> Int {
-        let (pending, claimed) = (DeliveryState.pending, DeliveryState.claimed)
-        return try await database.count(
-            """
-            WITH rescued AS (
-                UPDATE securepush.deliveries
-                SET state = \(pending), lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
-                    last_error = 'lease expired (dispatcher stopped or stalled)'
-                WHERE id = ANY (ARRAY(
-                    SELECT id FROM securepush.deliveries
-                    WHERE state = \(claimed) AND lease_expires_at < now()
-                    FOR UPDATE SKIP LOCKED
-                ))
-                RETURNING id
-            )
-            SELECT count(*)::bigint FROM rescued
-            """
-        )
+        // Claimed rows and leases (securepush.claims) past their end (sql/routines/rescue_claims.sql).
+        try await database.count("SELECT securepush.rescue_claims()")
     }
 
     public func promoteDueDeliveries(batchSize: Int) async throws -> Int {

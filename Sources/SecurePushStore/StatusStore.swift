@@ -105,12 +105,19 @@ public struct StatusStore: Sendable {
         let (pending, claimed, scheduled) = (DeliveryState.pending, DeliveryState.claimed, DeliveryState.scheduled)
         let rows = try await database.query(
             """
-            SELECT platform,
-                   count(*) FILTER (WHERE state = \(pending))::bigint,
-                   count(*) FILTER (WHERE state = \(claimed))::bigint,
-                   count(*) FILTER (WHERE state = \(pending) AND run_at > now() AND attempts > 0)::bigint,
-                   count(*) FILTER (WHERE state = \(scheduled))::bigint
-            FROM securepush.deliveries GROUP BY platform ORDER BY platform
+            SELECT platform, sum(pending)::bigint, sum(claimed)::bigint, sum(retrying)::bigint, sum(scheduled)::bigint
+            FROM (
+                SELECT platform,
+                       count(*) FILTER (WHERE state = \(pending)) AS pending,
+                       count(*) FILTER (WHERE state = \(claimed)) AS claimed,
+                       count(*) FILTER (WHERE state = \(pending) AND run_at > now() AND attempts > 0) AS retrying,
+                       count(*) FILTER (WHERE state = \(scheduled)) AS scheduled
+                FROM securepush.deliveries GROUP BY platform
+                UNION ALL
+                -- Deliveries held as items of a claim's lease (migration 046) are claimed too.
+                SELECT platform, 0, count(*), 0, 0 FROM securepush.claimed_items GROUP BY platform
+            ) q
+            GROUP BY platform ORDER BY platform
             """
         )
         for try await (platform, pending, claimed, retrying, scheduled) in rows.decode((String, Int64, Int64, Int64, Int64).self) {

@@ -49,13 +49,13 @@ struct CrashTests {
             // against the moment between writing a batch's outcomes and claiming the next.
             try await db.eventually("the child process pushed some and holds a claim") {
                 guard recorded().count >= 30 else { return false }
-                let claimed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'claimed'")
+                let claimed = try await db.claimedCount()
                 return claimed > 0
             }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let beforeKill = recorded()
-            let claimed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'claimed'")
+            let claimed = try await db.claimedCount()
             #expect(claimed > 0, "the process died holding claims")
             #expect(beforeKill.count < 200)
 

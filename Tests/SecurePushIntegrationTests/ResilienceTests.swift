@@ -115,7 +115,7 @@ struct ResilienceTests {
                 return .sent(messageID: nil)
             }
             for await _ in started { break }
-            let claimed: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.deliveries WHERE state = 'claimed'")
+            let claimed = try await db.claimedCount()
             #expect(claimed == 10)
 
             let stopping = Task { await harness.stop() }

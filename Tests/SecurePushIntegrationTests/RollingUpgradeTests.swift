@@ -263,6 +263,60 @@ struct RollingUpgradeTests {
             print("rolling upgrade: \(served.withLockedValue { $0 }) requests served, \(failed.count) failed")
         }
     }
+
+    @Test("0.3.7's own release and rescue statements on 046's leases: they touch no lease item, and a claim rescues it once its lease ends")
+    func olderReleaseAndRescueOnLeases() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "lr", token: "lr-1")
+            _ = try await db.enqueue(user: "lr", payload: #"{"n":1}"#)
+            let token = UUID()
+            let claimed = try await db.client.query(
+                "SELECT id FROM securepush.claim_deliveries(10, ARRAY['simulated'], 300, \(token), gen_random_uuid(), false, 999, false)",
+                logger: db.logger
+            ).collect().map { try $0.decode(UUID.self) }
+            #expect(claimed.count == 1)
+            // 0.3.7's release (PostgresDeliveryQueue.release) and rescue (PostgresQueueMaintenance), as they were.
+            let released: Int64 = try await db.scalar(
+                """
+                WITH released AS (
+                    UPDATE securepush.deliveries
+                    SET state = 'pending', attempts = greatest(attempts - 1, 0), lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
+                        run_at = CASE WHEN 0::bigint > 0 THEN greatest(run_at, now()) ELSE run_at END
+                    WHERE id = ANY(\(claimed)::uuid[]) AND lease_token = \(token)
+                    RETURNING id
+                )
+                SELECT count(*)::bigint FROM released
+                """)
+            #expect(released == 0, "an older build's release does not see lease items: they wait for the lease's end")
+            try await db.eventually("the lease ended") {
+                try await db.scalar("SELECT count(*) FROM securepush.claims WHERE lease_expires_at < now()", as: Int64.self) == 1
+            }
+            let rescued: Int64 = try await db.scalar(
+                """
+                WITH rescued AS (
+                    UPDATE securepush.deliveries
+                    SET state = 'pending', lease_token = NULL, lease_expires_at = NULL, claimed_by = NULL,
+                        last_error = 'lease expired (dispatcher stopped or stalled)'
+                    WHERE id = ANY (ARRAY(SELECT id FROM securepush.deliveries WHERE state = 'claimed' AND lease_expires_at < now() FOR UPDATE SKIP LOCKED))
+                    RETURNING id
+                )
+                SELECT count(*)::bigint FROM rescued
+                """)
+            #expect(rescued == 0)
+            // Any build's next claim: the first finds no work and rescues the lease, the second pushes it again.
+            for _ in 0..<2 {
+                let again = try await db.client.query(
+                    "SELECT id, attempts FROM securepush.claim_deliveries(10, ARRAY['simulated'], 60000, gen_random_uuid(), gen_random_uuid(), false, 999, false)",
+                    logger: db.logger
+                ).collect().map { try $0.decode((UUID, Int32).self) }
+                if let first = again.first {
+                    #expect(first.0 == claimed[0] && first.1 == 2)
+                    return
+                }
+            }
+            Issue.record("the lease's item was not claimed again")
+        }
+    }
 }
 
 /// A `securepush serve --role all` process that can be stopped and started again on the same port.

@@ -25,6 +25,14 @@ enum SigstopRow {
         )
     }
 
+    /// The deliveries `dispatcher` holds claimed: delivery rows and items of its leases (migration 046).
+    private static func heldQuery(_ dispatcher: UUID) -> PostgresQuery {
+        """
+        SELECT (SELECT count(*) FROM securepush.deliveries WHERE state = 'claimed' AND claimed_by = \(dispatcher))
+               + (SELECT count(*) FROM securepush.claimed_items WHERE worker = \(dispatcher))
+        """
+    }
+
     private static func disrupt(_ context: ChaosContext, marks: Marks) async throws {
         let (database, victim, report) = (context.database, context.processes[1], context.report)
         let dispatcherID = try await database.scalar(
@@ -35,7 +43,7 @@ enum SigstopRow {
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline {
                 let rows = try await connection.query(
-                    "SELECT count(*) FROM securepush.deliveries WHERE state = 'claimed' AND claimed_by = \(dispatcherID)", logger: database.logger)
+                    heldQuery(dispatcherID), logger: database.logger)
                 let count = try await rows.collect().first?.decode(Int64.self) ?? 0
                 if count >= 10 {
                     victim.signal(SIGSTOP)
@@ -50,7 +58,7 @@ enum SigstopRow {
         guard held > 0 else { return }
         try await context.hold(.seconds(lease + 3))
         let stillHeld = try await database.scalar(
-            "SELECT count(*) FROM securepush.deliveries WHERE state = 'claimed' AND claimed_by = \(dispatcherID)", as: Int64.self)
+            heldQuery(dispatcherID), as: Int64.self)
         report.check("p2's claims rescued while it was stopped", stillHeld == 0)
         victim.signal(SIGCONT)
         marks.set("cont")

@@ -54,12 +54,17 @@ SELECT 'step:claim';
 CREATE TEMP TABLE claimed AS
 SELECT * FROM securepush.claim_deliveries(200, ARRAY['simulated', 'apns', 'fcm', 'webpush'], 60000, :'lease', :'worker', true, 99, true);
 SELECT 'step:claim_one_platform';
-SELECT count(*) FROM securepush.claim_deliveries(50, ARRAY['apns'], 60000, :'lease', :'worker', false, 99, false);
+-- Its own lease token: a token names one claim (since 046 its lease row's key).
+SELECT count(*) FROM securepush.claim_deliveries(50, ARRAY['apns'], 60000, gen_random_uuid(), :'worker', false, 99, false);
 SELECT 'step:complete';
 SELECT securepush.complete_deliveries(:'lease', array_agg(id),
            array_agg((ARRAY['sent', 'retry', 'failed', 'token_invalid'])[1 + k % 4]), array_agg(1000::bigint),
            array_agg('info-' || k), array_agg(2000::bigint))
 FROM (SELECT id, row_number() OVER (ORDER BY id) AS k FROM claimed) c;
+SELECT 'step:release';
+SELECT securepush.release_deliveries(gen_random_uuid(), ARRAY(SELECT id FROM claimed LIMIT 5), 1000);
+SELECT 'step:rescue_claims';
+SELECT securepush.rescue_claims();
 SELECT 'step:badge';
 SELECT securepush.unread_badge(:'dev_user', 99);
 

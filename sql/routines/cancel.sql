@@ -51,7 +51,8 @@ BEGIN
     SELECT target,
            (SELECT count(*)::integer FROM logged),
            (SELECT count(*)::integer FROM securepush.deliveries d WHERE d.notification_id = target
-               AND d.kind = 'notify' AND d.state = 'claimed'),
+               AND d.kind = 'notify' AND d.state = 'claimed')
+               + (SELECT count(*)::integer FROM securepush.claimed_items c WHERE c.notification_id = target),
            (SELECT count(*)::integer FROM securepush.delivery_log l WHERE l.notification_id = target
                AND l.kind = 'notify' AND l.outcome = 'sent'),
            purged;

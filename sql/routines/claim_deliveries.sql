@@ -2,10 +2,11 @@
 --
 -- Claims up to p_limit due deliveries of p_platforms, highest priority and oldest first, skipping rows others
 -- hold; then fans out what producers committed (as many notifications as it may still claim, one at least and
--- 1,000 at most: securepush.fan_out_queued), which writes up to the rest of p_limit of the new due deliveries
--- of p_platforms already claimed by this call: one row written per delivery pushed at once, not a row and then
--- its claim's update (since 035). Every row this call claimed carries its token and one lease end, by which
--- the result finds them (deliveries_lease_idx).
+-- 1,000 at most: securepush.fan_out_queued), which leases up to the rest of p_limit of the new due deliveries
+-- of p_platforms to this call: one securepush.claims row (keyed by p_token) for all of them, not a row per
+-- delivery (since 046). Every delivery row this call claimed carries its token and one lease end, by which the
+-- result finds them (deliveries_lease_idx), beside its lease's items. A call that finds no work rescues leases
+-- past their end (securepush.rescue_claims), so that they are rescued whatever build runs the maintenance.
 -- A fan-out wakes the dispatchers that wait (those of other platforms have work now, and a claim that found
 -- nothing due fans out the next batch), after this one has said whether it found work.
 CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint,
@@ -53,7 +54,19 @@ BEGIN
                dev.seal_public, dev.seal_auth, d.traceparent
         FROM securepush.deliveries d
         JOIN securepush.devices dev ON dev.id = d.device_id
-        WHERE d.state = 'claimed' AND d.lease_expires_at = lease_until AND d.lease_token = p_token
+        WHERE claimed_rows > 0 AND d.state = 'claimed' AND d.lease_expires_at = lease_until
+          AND d.lease_token = p_token
+        UNION ALL
+        SELECT i.id, i.notification_id, i.device_id, i.platform, dev.token, dev.options::text, dev.active,
+               n.expires_at, n.priority, 1, dev.user_id, NULL::uuid[], n.urgency,
+               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
+               dev.seal_public, dev.seal_auth, n.traceparent
+        FROM securepush.claims c
+        CROSS JOIN LATERAL unnest(c.ids, c.notification_ids, c.device_ids, c.platforms)
+            AS i(id, notification_id, device_id, platform)
+        JOIN securepush.notifications n ON n.id = i.notification_id
+        JOIN securepush.devices dev ON dev.id = i.device_id
+        WHERE fanned_out > 0 AND c.token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -77,6 +90,10 @@ BEGIN
     END IF;
     IF fanned_out > 0 THEN
         PERFORM securepush.wake_dispatchers();
+    ELSIF claimed_rows = 0 AND EXISTS (SELECT 1 FROM securepush.claims c WHERE c.lease_expires_at < now()) THEN
+        IF securepush.rescue_claims() > 0 THEN
+            PERFORM securepush.wake_dispatchers();
+        END IF;
     END IF;
 END
 $function$;

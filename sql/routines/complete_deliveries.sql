@@ -14,7 +14,10 @@
 -- time (`p_answered_ago_us[i]` before now). A `token_invalid` retires the device unless it re-registered
 -- after the claim, and cancels its other pending deliveries. A delivery its fan-out wrote claimed logs its
 -- 'queued' event in its outcome row (queued_with_outcome; a retry writes it through
--- securepush.delivery_queued_late). Only rows still held by `p_token` are touched;
+-- securepush.delivery_queued_late). Since 046 the deliveries a claim's fan-out pushes at once are items of
+-- its lease (securepush.claims), not rows: the lease is taken, each item's outcome written to the history
+-- (a retry becomes a pending row, securepush.requeue_claimed), and the items without an outcome here are
+-- kept leased (securepush.claim_rest). Only rows and leases still held by `p_token` are touched;
 -- returns how many were.
 CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[],
     p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
@@ -28,7 +31,23 @@ CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uu
 AS $function$
 DECLARE
     touched bigint;
+    lease securepush.claims;
+    requeued bigint := 0;
 BEGIN
+    DELETE FROM securepush.claims c WHERE c.token = p_token RETURNING c.* INTO lease;
+    IF lease.token IS NOT NULL THEN
+        WITH r AS (
+            SELECT r.id, r.delay_ms, r.info FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos) AS r(id, outcome,
+                delay_ms, info)
+            WHERE r.outcome = 'retry' AND r.id = ANY(lease.ids)
+        )
+        SELECT securepush.requeue_claimed(lease, array_agg(r.id),
+                   array_agg(now() + r.delay_ms * interval '1 millisecond'), array_agg(1),
+                   array_agg(NULLIF(r.info, '')))
+        INTO requeued
+        FROM r HAVING count(*) > 0;
+        PERFORM securepush.claim_rest(lease, p_ids);
+    END IF;
     WITH r AS MATERIALIZED (
         SELECT * FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos, p_answered_ago_us)
             AS r(id, outcome, delay_ms, info, answered_ago_us)
@@ -48,6 +67,16 @@ BEGIN
         RETURNING d.id, d.notification_id, d.device_id, d.platform, r.outcome, d.attempts, r.info, d.created_at,
                   d.claimed_at, r.answered_ago_us, d.kind, d.queued_logged
     ),
+    -- The lease's items that ended here ('queued' is carried by the outcome row, as its fan-out wrote none).
+    ended AS (
+        SELECT * FROM finished
+        UNION ALL
+        SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, 1, r.info, lease.claimed_at,
+               lease.claimed_at, r.answered_ago_us, 'notify', false
+        FROM unnest(lease.ids, lease.notification_ids, lease.device_ids, lease.platforms)
+            AS i(id, notification_id, device_id, platform)
+        JOIN r ON r.id = i.id AND r.outcome <> 'retry'
+    ),
     logged AS (
         INSERT INTO securepush.delivery_log
             (id, notification_id, device_id, platform, outcome, attempts, provider_message_id, last_error, created_at,
@@ -58,13 +87,13 @@ BEGIN
                f.created_at,
                CASE WHEN f.outcome = 'sent' THEN now() - f.answered_ago_us * interval '1 microsecond' END, f.kind,
                NOT f.queued_logged
-        FROM finished f
+        FROM ended f
     ),
     dead AS (
         -- Not a device that re-registered (new token owner, fresh secret) after this push was attempted.
         UPDATE securepush.devices dev
         SET active = false, updated_at = now(), deactivated_reason = 'token_invalid'
-        FROM finished f
+        FROM ended f
         WHERE f.outcome = 'token_invalid' AND dev.id = f.device_id AND dev.active
           AND dev.updated_at <= coalesce(f.claimed_at, now())
         RETURNING dev.id
@@ -81,8 +110,8 @@ BEGIN
             c.created_at, c.kind
         FROM cancelled c
     )
-    SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM finished) INTO touched;
-    RETURN touched;
+    SELECT (SELECT count(*) FROM retried) + (SELECT count(*) FROM ended) INTO touched;
+    RETURN touched + coalesce(requeued, 0);
 END
 $function$;
 REVOKE ALL ON FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[],

@@ -8,9 +8,9 @@
 -- due at once ('pending'); one that expired before its fan-out is logged 'expired' for each device; the badge
 -- rows of each notification as it is now (the badge triggers leave a notification still queued to this).
 -- A claim that fans out (claim_deliveries) passes its platforms, how many more it may claim and its lease:
--- that many of the due deliveries of those platforms, highest priority first, then in queue order, are written
--- claimed by it, so a delivery pushed at once is written once instead of written and then updated by the
--- claim (since 035), and without its 'queued' event, which its outcome row carries (since 036).
+-- that many of the due deliveries of those platforms, highest priority first, then in queue order, are the
+-- items of its lease: one securepush.claims row for them all (since 046; delivery rows written claimed in
+-- 035), without their 'queued' events, which their outcome rows carry (since 036).
 -- Returns the deliveries created; the caller wakes the dispatchers (claim_deliveries does).
 -- Its plans must not depend on statistics: a broadcast often runs right after a bulk device import, before
 -- any ANALYZE, and a nested loop over a sequential scan of devices took 71 s for 20,000 notifications (1.4 s
@@ -123,18 +123,10 @@ BEGIN
         FROM wanted w
         JOIN securepush.devices d ON d.user_id = w.user_id AND d.active
         WHERE w.run_at >= w.expires_at
-    )
-    INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
-        collapse_id, run_at, state,
-                                       traceparent, attempts, lease_token, claimed_at, lease_expires_at, claimed_by,
-                                           queued_logged)
-    SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
-           CASE WHEN r.claim THEN 'claimed' WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent,
-           CASE WHEN r.claim THEN 1 ELSE 0 END, CASE WHEN r.claim THEN p_token END, CASE WHEN r.claim THEN now() END,
-           CASE WHEN r.claim THEN p_lease_until END, CASE WHEN r.claim THEN p_worker END, NOT r.claim
-    FROM (
+    ),
+    planned AS MATERIALIZED (
         SELECT w.id, d.id AS device_id, d.platform, w.priority, w.expires_at, w.urgency, w.collapse_id, w.run_at,
-            w.traceparent,
+            w.traceparent, w.place,
                e.eligible AND row_number() OVER (PARTITION BY e.eligible ORDER BY w.priority DESC, w.run_at, w.place,
                    d.id) <= p_claim_limit
                    AS claim
@@ -143,8 +135,29 @@ BEGIN
         CROSS JOIN LATERAL (SELECT p_token IS NOT NULL AND w.run_at <= now()
             AND d.platform = ANY(p_claim_platforms) AS eligible) e
         WHERE w.run_at < w.expires_at
-    ) r;
-    GET DIAGNOSTICS created = ROW_COUNT;
+    ),
+    -- The claim's share: one lease row (since 046), pushed in this order.
+    leased AS (
+        INSERT INTO securepush.claims (token, worker, lease_expires_at, ids, notification_ids, device_ids, platforms)
+        SELECT p_token, p_worker, p_lease_until, array_agg(gen_random_uuid()),
+               array_agg(r.id ORDER BY r.priority DESC, r.run_at, r.place, r.device_id),
+               array_agg(r.device_id ORDER BY r.priority DESC, r.run_at, r.place, r.device_id),
+               array_agg(r.platform ORDER BY r.priority DESC, r.run_at, r.place, r.device_id)
+        FROM planned r
+        WHERE r.claim
+        HAVING count(*) > 0
+        RETURNING cardinality(ids) AS items
+    ),
+    queued AS (
+        INSERT INTO securepush.deliveries (notification_id, device_id, platform, priority, expires_at, urgency,
+            collapse_id, run_at, state, traceparent)
+        SELECT r.id, r.device_id, r.platform, r.priority, r.expires_at, r.urgency, r.collapse_id, r.run_at,
+               CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END, r.traceparent
+        FROM planned r
+        WHERE NOT r.claim
+        RETURNING 1
+    )
+    SELECT coalesce((SELECT sum(l.items) FROM leased l), 0) + (SELECT count(*) FROM queued) INTO created;
     RETURN created;
 END
 $function$;

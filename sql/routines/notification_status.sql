@@ -13,6 +13,10 @@ CROSS JOIN LATERAL (
            d.last_error, NULL::timestamptz AS accepted_at, NULL::timestamptz AS finished_at
     FROM securepush.deliveries d WHERE d.notification_id = n.id AND d.kind = 'notify'
     UNION ALL
+    -- Being pushed now as an item of a claim's lease (since 046): its first attempt.
+    SELECT c.device_id, c.platform, 'claimed', NULL, 1, NULL, NULL, NULL, NULL
+    FROM securepush.claimed_items c WHERE c.notification_id = n.id
+    UNION ALL
     SELECT l.device_id, l.platform, 'finished', l.outcome, l.attempts, NULL::timestamptz, l.last_error,
            CASE WHEN l.outcome = 'sent' THEN coalesce(l.accepted_at, l.finished_at) END, l.finished_at
     FROM securepush.delivery_log l WHERE l.notification_id = n.id AND l.kind = 'notify'
@@ -31,6 +35,8 @@ CROSS JOIN LATERAL (
                       WHERE d.notification_id = n.id AND d.device_id = f.device_id AND d.kind = 'notify')
       AND NOT EXISTS (SELECT 1 FROM securepush.delivery_log l
                       WHERE l.notification_id = n.id AND l.device_id = f.device_id AND l.kind = 'notify')
+      AND NOT EXISTS (SELECT 1 FROM securepush.claimed_items c
+                      WHERE c.notification_id = n.id AND c.device_id = f.device_id)
 ) x
 LEFT JOIN securepush.fetches f ON f.notification_id = n.id AND f.device_id = x.device_id
 WHERE n.producer = session_user OR (SELECT securepush.all_producers_visible());

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SecurePushCore
 import SecurePushPostgres
 import SecurePushReports
 
@@ -63,6 +64,7 @@ public struct SupportStore: Sendable {
             WHERE d.user_id = \(user)
                OR d.id IN (SELECT dl.device_id FROM securepush.delivery_log dl WHERE dl.notification_id = \(id))
                OR d.id IN (SELECT de.device_id FROM securepush.deliveries de WHERE de.notification_id = \(id))
+               OR d.id IN (SELECT c.device_id FROM securepush.claimed_items c WHERE c.notification_id = \(id))
             ORDER BY d.created_at
             """)
         {
@@ -75,8 +77,15 @@ public struct SupportStore: Sendable {
         }
         for try await row in try await database.query(
             """
-            SELECT device_id, kind, state, attempts, run_at, last_error FROM securepush.deliveries
-            WHERE notification_id = \(id) ORDER BY created_at
+            SELECT device_id, kind, state, attempts, run_at, last_error FROM (
+                SELECT device_id, kind, state, attempts, run_at, last_error, created_at FROM securepush.deliveries
+                WHERE notification_id = \(id)
+                UNION ALL
+                -- Items of a claim's lease (migration 046): being pushed now, their first attempt.
+                SELECT device_id, 'notify', \(DeliveryState.claimed), 1, NULL::timestamptz, NULL::text, claimed_at
+                FROM securepush.claimed_items WHERE notification_id = \(id)
+            ) w
+            ORDER BY created_at
             """)
         {
             let named = NamedRow(row)
@@ -126,7 +135,8 @@ public struct SupportStore: Sendable {
         let rows = try await database.query(
             """
             SELECT user_id, platform, active, created_at, last_seen_at, deactivated_reason, seal_public IS NOT NULL AS sealing,
-                   (SELECT count(*) FROM securepush.deliveries de WHERE de.device_id = d.id) AS waiting
+                   (SELECT count(*) FROM securepush.deliveries de WHERE de.device_id = d.id)
+                   + (SELECT count(*) FROM securepush.claimed_items c WHERE c.device_id = d.id) AS waiting
             FROM securepush.devices d WHERE d.id = \(id)
             """
         ).collect()

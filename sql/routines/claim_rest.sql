@@ -1,0 +1,22 @@
+-- securepush.claim_rest: routine file (docs/sql.md).
+--
+-- After a completion or a release took the lease p_lease (deleting its securepush.claims row), writes it back
+-- with the items that p_done did not end: those still being pushed, or left to lease rescue. Nothing when
+-- every item ended, which is the happy path: the lease row is written once and deleted once per claim.
+CREATE OR REPLACE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[])
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+    INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
+        platforms)
+    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at, array_agg(i.id ORDER BY i.n),
+           array_agg(i.notification_id ORDER BY i.n), array_agg(i.device_id ORDER BY i.n),
+           array_agg(i.platform ORDER BY i.n)
+    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+        WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
+    WHERE i.id <> ALL(p_done)
+    HAVING count(*) > 0
+$function$;
+REVOKE ALL ON FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) FROM PUBLIC;
