@@ -59,6 +59,24 @@ public struct RelayStore: Sendable {
         try await client.run(query, logger: logger).collect()
     }
 
+    /// Runs `query` in a transaction of its own that commits synchronously (`synchronous_commit = on`), whatever
+    /// the pool's commit mode: durable, on a synchronous standby too, before it returns.
+    private func durably(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        let logger = self.logger
+        return try await client.leased { connection in
+            _ = try await connection.query("BEGIN", logger: logger)
+            do {
+                _ = try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
+                let rows = try await connection.query(query, logger: logger).collect()
+                _ = try await connection.query("COMMIT", logger: logger)
+                return rows
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
     /// Runs `change` (an INSERT or UPDATE of `securepush_relay.installations` ... `RETURNING id`) and audits
     /// `event` for the installation it wrote, in one statement; true when it wrote one.
     private func audited(_ event: String, _ change: PostgresQuery) async throws -> Bool {
@@ -207,23 +225,11 @@ public struct RelayStore: Sendable {
     /// pushes to them); returns how many were new, `nil` when its `max_tokens` would be exceeded.
     public func bind(_ installation: UUID, digests: [Data]) async throws -> Int? {
         guard !digests.isEmpty else { return 0 }
-        let logger = self.logger
         // Durable before it is answered, whatever the pool's commit mode: the self-hosted server forgets a change
         // once the relay took it, and a binding lost in a crash would refuse that device's pushes.
-        let changed = try await client.leased { connection -> Int32 in
-            _ = try await connection.query("BEGIN", logger: logger)
-            do {
-                _ = try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-                let rows = try await connection.query(
-                    "SELECT securepush_relay.bind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])", logger: logger
-                ).collect()
-                _ = try await connection.query("COMMIT", logger: logger)
-                return try rows.first?.decode(Int32.self) ?? 0
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
-        }
+        let rows = try await durably(
+            "SELECT securepush_relay.bind(\(installation), \(digests.map { ByteBuffer(data: $0) })::bytea[])")
+        let changed = try rows.first?.decode(Int32.self) ?? 0
         return changed < 0 ? nil : Int(changed)
     }
 
@@ -239,7 +245,11 @@ public struct RelayStore: Sendable {
     public func addUsage(_ counts: [UUID: Int]) async throws {
         guard !counts.isEmpty else { return }
         let installations = Array(counts.keys)
-        _ = try await rows(
+        // Committed synchronously, unlike the pool's other writes: a flush that reached a primary cut off from its
+        // standbys (a partition; the old primary still serving a connection made before it) would otherwise be
+        // acknowledged there and lost with it, and the counts taken from memory with it; a synchronous commit waits
+        // until that connection fails instead, and the counts are kept for the next flush (ops/failover, drop).
+        _ = try await durably(
             "SELECT securepush_relay.add_usage(\(installations)::uuid[], \(installations.map { Int64(counts[$0]!) })::bigint[])")
     }
 

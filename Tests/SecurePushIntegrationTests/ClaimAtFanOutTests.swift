@@ -241,9 +241,7 @@ struct ClaimAtFanOutTests {
                 "SELECT state FROM securepush.notification_status WHERE notification_id = \(notification)", logger: db.logger
             ).collect().map { try $0.decode(String.self) }
             #expect(status == ["claimed"], "the status view shows a leased delivery as claimed")
-            try await db.eventually("the lease ended") {
-                try await db.scalar("SELECT count(*) FROM securepush.claims WHERE lease_expires_at < now()", as: Int64.self) == 1
-            }
+            try await db.awaitLeasesEnded()
             #expect(try await db.scalar("SELECT securepush.rescue_claims()", as: Int64.self) == 1)
             let row = try #require(
                 try await db.client.query(
@@ -266,9 +264,7 @@ struct ClaimAtFanOutTests {
             let notification = try await db.enqueue(user: "ir", payload: #"{"n":1}"#)
             let first = try await Self.claim(db, limit: 10, platforms: ["simulated"], leaseMilliseconds: 1)
             #expect(first.ids.count == 1)
-            try await db.eventually("the lease ended") {
-                try await db.scalar("SELECT count(*) FROM securepush.claims WHERE lease_expires_at < now()", as: Int64.self) == 1
-            }
+            try await db.awaitLeasesEnded()
             let idle = try await Self.claim(db, limit: 10, platforms: ["simulated"])
             #expect(idle.ids.isEmpty && idle.inserted == 1)
             let again = try await Self.claim(db, limit: 10, platforms: ["simulated"])

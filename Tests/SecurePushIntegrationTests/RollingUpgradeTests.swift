@@ -288,9 +288,7 @@ struct RollingUpgradeTests {
                 SELECT count(*)::bigint FROM released
                 """)
             #expect(released == 0, "an older build's release does not see lease items: they wait for the lease's end")
-            try await db.eventually("the lease ended") {
-                try await db.scalar("SELECT count(*) FROM securepush.claims WHERE lease_expires_at < now()", as: Int64.self) == 1
-            }
+            try await db.awaitLeasesEnded()
             let rescued: Int64 = try await db.scalar(
                 """
                 WITH rescued AS (

@@ -155,6 +155,13 @@ public struct TestDatabase: Sendable {
             "SELECT (SELECT count(*) FROM securepush.deliveries WHERE state = 'claimed') + (SELECT count(*) FROM securepush.claimed_items)")
     }
 
+    /// Waits until every lease row (`securepush.claims`) has passed its end.
+    public func awaitLeasesEnded() async throws {
+        try await eventually("the leases ended") {
+            try await scalar("SELECT count(*) FROM securepush.claims WHERE lease_expires_at >= now()", as: Int64.self) == 0
+        }
+    }
+
     /// After a dispatcher stopped: nothing is left pending or claimed, and the history holds exactly
     /// `logged` rows, so nothing more can be pushed (instead of sleeping to see that nothing happens).
     public func expectQueueDrained(logged: Int64, sourceLocation: SourceLocation = #_sourceLocation) async throws {
