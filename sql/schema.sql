@@ -459,12 +459,32 @@ CREATE TABLE securepush.claims (
 
 
 --
+-- Name: claim_outcomes(securepush.claims, uuid[], text[], text[], bigint[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.claim_outcomes(p_lease securepush.claims, p_ids uuid[], p_outcomes text[], p_infos text[], p_answered_ago_us bigint[]) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, outcome text, info text, answered_ago_us bigint)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET enable_hashjoin TO 'on'
+    SET jit TO 'off'
+    AS $$
+    SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, r.info, r.answered_ago_us
+    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+        AS i(id, notification_id, device_id, platform)
+    JOIN unnest(p_ids, p_outcomes, p_infos, p_answered_ago_us) AS r(id, outcome, info, answered_ago_us)
+        ON r.id = i.id
+    WHERE r.outcome <> 'retry'
+$$;
+
+
+--
 -- Name: claim_rest(securepush.claims, uuid[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
 CREATE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) RETURNS void
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET enable_hashjoin TO 'on'
     SET jit TO 'off'
     AS $$
     INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
@@ -474,7 +494,7 @@ CREATE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) 
            array_agg(i.platform ORDER BY i.n)
     FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
         WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
-    WHERE i.id <> ALL(p_done)
+    WHERE NOT EXISTS (SELECT 1 FROM unnest(p_done) AS d(id) WHERE d.id = i.id)
     HAVING count(*) > 0
 $$;
 
@@ -602,7 +622,7 @@ BEGIN
         WITH r AS (
             SELECT r.id, r.delay_ms, r.info FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos) AS r(id, outcome,
                 delay_ms, info)
-            WHERE r.outcome = 'retry' AND r.id = ANY(lease.ids)
+            WHERE r.outcome = 'retry'
         )
         SELECT securepush.requeue_claimed(lease, array_agg(r.id),
                    array_agg(now() + r.delay_ms * interval '1 millisecond'), array_agg(1),
@@ -634,11 +654,9 @@ BEGIN
     ended AS (
         SELECT * FROM finished
         UNION ALL
-        SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, 1, r.info, lease.claimed_at,
-               lease.claimed_at, r.answered_ago_us, 'notify', false
-        FROM unnest(lease.ids, lease.notification_ids, lease.device_ids, lease.platforms)
-            AS i(id, notification_id, device_id, platform)
-        JOIN r ON r.id = i.id AND r.outcome <> 'retry'
+        SELECT o.id, o.notification_id, o.device_id, o.platform, o.outcome, 1, o.info, lease.claimed_at,
+               lease.claimed_at, o.answered_ago_us, 'notify', false
+        FROM securepush.claim_outcomes(lease, p_ids, p_outcomes, p_infos, p_answered_ago_us) o
     ),
     logged AS (
         INSERT INTO securepush.delivery_log
@@ -2071,6 +2089,7 @@ $$;
 CREATE FUNCTION securepush.requeue_claimed(p_lease securepush.claims, p_ids uuid[], p_run_at timestamp with time zone[], p_attempts integer[], p_errors text[]) RETURNS bigint
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    SET enable_hashjoin TO 'on'
     SET jit TO 'off'
     AS $$
     WITH written AS (

@@ -2,11 +2,13 @@
 --
 -- After a completion or a release took the lease p_lease (deleting its securepush.claims row), writes it back
 -- with the items that p_done did not end: those still being pushed, or left to lease rescue. Nothing when
--- every item ended, which is the happy path: the lease row is written once and deleted once per claim.
+-- every item ended, which is the happy path: the lease row is written once and deleted once per claim. An
+-- anti-join that may hash (its callers turn hash joins off), not a comparison of every pair (047).
 CREATE OR REPLACE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[])
  RETURNS void
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ SET enable_hashjoin TO 'on'
  SET jit TO 'off'
 AS $function$
     INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
@@ -16,7 +18,7 @@ AS $function$
            array_agg(i.platform ORDER BY i.n)
     FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
         WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
-    WHERE i.id <> ALL(p_done)
+    WHERE NOT EXISTS (SELECT 1 FROM unnest(p_done) AS d(id) WHERE d.id = i.id)
     HAVING count(*) > 0
 $function$;
 REVOKE ALL ON FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) FROM PUBLIC;

@@ -39,7 +39,7 @@ BEGIN
         WITH r AS (
             SELECT r.id, r.delay_ms, r.info FROM unnest(p_ids, p_outcomes, p_delays_ms, p_infos) AS r(id, outcome,
                 delay_ms, info)
-            WHERE r.outcome = 'retry' AND r.id = ANY(lease.ids)
+            WHERE r.outcome = 'retry'
         )
         SELECT securepush.requeue_claimed(lease, array_agg(r.id),
                    array_agg(now() + r.delay_ms * interval '1 millisecond'), array_agg(1),
@@ -71,11 +71,9 @@ BEGIN
     ended AS (
         SELECT * FROM finished
         UNION ALL
-        SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, 1, r.info, lease.claimed_at,
-               lease.claimed_at, r.answered_ago_us, 'notify', false
-        FROM unnest(lease.ids, lease.notification_ids, lease.device_ids, lease.platforms)
-            AS i(id, notification_id, device_id, platform)
-        JOIN r ON r.id = i.id AND r.outcome <> 'retry'
+        SELECT o.id, o.notification_id, o.device_id, o.platform, o.outcome, 1, o.info, lease.claimed_at,
+               lease.claimed_at, o.answered_ago_us, 'notify', false
+        FROM securepush.claim_outcomes(lease, p_ids, p_outcomes, p_infos, p_answered_ago_us) o
     ),
     logged AS (
         INSERT INTO securepush.delivery_log

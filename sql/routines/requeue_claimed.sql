@@ -5,12 +5,14 @@
 -- lease (rescue_claims). Each keeps its id, device, fan-out time and claim time, as a claimed row going back to
 -- pending does; p_run_at, p_attempts and p_errors are per id. Its 'queued' event is written now
 -- (securepush.delivery_queued_events): its claim at fan-out wrote none.
--- An item whose notification was deleted meanwhile is dropped with it. Returns how many rows it wrote.
+-- Its join may hash (its callers turn hash joins off; 047). An item whose notification was deleted meanwhile is
+-- dropped with it. Returns how many rows it wrote.
 CREATE OR REPLACE FUNCTION securepush.requeue_claimed(p_lease securepush.claims, p_ids uuid[],
     p_run_at timestamp with time zone[], p_attempts integer[], p_errors text[])
  RETURNS bigint
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+ SET enable_hashjoin TO 'on'
  SET jit TO 'off'
 AS $function$
     WITH written AS (
