@@ -397,14 +397,11 @@ BEGIN
         UNION ALL
         SELECT i.id, i.notification_id, i.device_id, i.platform, dev.token, dev.options::text, dev.active,
                n.expires_at, n.priority, 1, dev.user_id, NULL::uuid[], n.urgency,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
-               dev.seal_public, dev.seal_auth, n.traceparent
-        FROM securepush.claims c
-        CROSS JOIN LATERAL unnest(c.ids, c.notification_ids, c.device_ids, c.platforms)
-            AS i(id, notification_id, device_id, platform)
+               securepush.collapse_digest(n.user_id, n.collapse_key), dev.seal_public, dev.seal_auth, n.traceparent
+        FROM securepush.claimed_items i
         JOIN securepush.notifications n ON n.id = i.notification_id
         JOIN securepush.devices dev ON dev.id = i.device_id
-        WHERE fanned_out > 0 AND c.token = p_token
+        WHERE fanned_out > 0 AND i.token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
@@ -459,6 +456,20 @@ CREATE TABLE securepush.claims (
 
 
 --
+-- Name: claim_items(securepush.claims); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.claim_items(p_lease securepush.claims) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, place bigint)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
+    AS $$
+    SELECT i.id, i.notification_id, i.device_id, i.platform, i.place
+    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+        WITH ORDINALITY AS i(id, notification_id, device_id, platform, place)
+$$;
+
+
+--
 -- Name: claim_outcomes(securepush.claims, uuid[], text[], text[], bigint[]); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -469,8 +480,7 @@ CREATE FUNCTION securepush.claim_outcomes(p_lease securepush.claims, p_ids uuid[
     SET jit TO 'off'
     AS $$
     SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, r.info, r.answered_ago_us
-    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-        AS i(id, notification_id, device_id, platform)
+    FROM securepush.claim_items(p_lease) i
     JOIN unnest(p_ids, p_outcomes, p_infos, p_answered_ago_us) AS r(id, outcome, info, answered_ago_us)
         ON r.id = i.id
     WHERE r.outcome <> 'retry'
@@ -489,11 +499,10 @@ CREATE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_done uuid[]) 
     AS $$
     INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
         platforms)
-    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at, array_agg(i.id ORDER BY i.n),
-           array_agg(i.notification_id ORDER BY i.n), array_agg(i.device_id ORDER BY i.n),
-           array_agg(i.platform ORDER BY i.n)
-    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-        WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
+    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at,
+           array_agg(i.id ORDER BY i.place), array_agg(i.notification_id ORDER BY i.place),
+           array_agg(i.device_id ORDER BY i.place), array_agg(i.platform ORDER BY i.place)
+    FROM securepush.claim_items(p_lease) i
     WHERE NOT EXISTS (SELECT 1 FROM unnest(p_done) AS d(id) WHERE d.id = i.id)
     HAVING count(*) > 0
 $$;
@@ -527,7 +536,7 @@ $$;
 --
 
 CREATE FUNCTION securepush.collapse_digest(p_user text, p_key text) RETURNS text
-    LANGUAGE sql STABLE
+    LANGUAGE sql STABLE STRICT
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     SET enable_seqscan TO 'on'
     SET jit TO 'off'
@@ -1332,8 +1341,7 @@ BEGIN
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id,
-                   n.collapse_key) END AS collapse_id,
+               securepush.collapse_digest(n.user_id, n.collapse_key) AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
                     ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at,
@@ -2096,12 +2104,10 @@ CREATE FUNCTION securepush.requeue_claimed(p_lease securepush.claims, p_ids uuid
         INSERT INTO securepush.deliveries (id, notification_id, device_id, platform, priority, expires_at, urgency,
             collapse_id, traceparent, run_at, state, attempts, last_error, created_at, claimed_at)
         SELECT i.id, i.notification_id, i.device_id, i.platform, n.priority, n.expires_at, n.urgency,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
-               n.traceparent, w.run_at, 'pending', w.attempts, w.error, p_lease.claimed_at,
-               p_lease.claimed_at
+               securepush.collapse_digest(n.user_id, n.collapse_key), n.traceparent, w.run_at, 'pending', w.attempts,
+               w.error, p_lease.claimed_at, p_lease.claimed_at
         FROM unnest(p_ids, p_run_at, p_attempts, p_errors) AS w(id, run_at, attempts, error)
-        JOIN unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-            AS i(id, notification_id, device_id, platform) ON i.id = w.id
+        JOIN securepush.claim_items(p_lease) i ON i.id = w.id
         JOIN securepush.notifications n ON n.id = i.notification_id
         RETURNING 1
     )
@@ -2910,7 +2916,7 @@ CREATE VIEW securepush.claimed_items AS
     i.device_id,
     i.platform
    FROM (securepush.claims c
-     CROSS JOIN LATERAL UNNEST(c.ids, c.notification_ids, c.device_ids, c.platforms) i(id, notification_id, device_id, platform));
+     CROSS JOIN LATERAL securepush.claim_items(c.*) i(id, notification_id, device_id, platform, place));
 
 
 --

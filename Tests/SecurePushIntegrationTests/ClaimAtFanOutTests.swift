@@ -275,4 +275,28 @@ struct ClaimAtFanOutTests {
             #expect(cancelled == [1], "cancel counts the claimed row in flight")
         }
     }
+
+    @Test("a role granted SELECT on claimed_items alone (the monitor's grant, docs/operations.md) reads each lease's items in order")
+    func monitorReadsLeases() async throws {
+        try await TestDatabase.with { db in
+            try await db.insertDevice(user: "mr", token: "mr-1")
+            try await db.insertDevice(user: "mr", token: "mr-2")
+            for n in 1...2 { _ = try await db.enqueue(user: "mr", payload: #"{"n":\#(n)}"#) }
+            let claim = try await Self.claim(db, limit: 10, platforms: ["simulated"])
+            #expect(claim.ids.count == 4)
+            let role = "monitor_\(UUID().uuidString.prefix(8).lowercased())"
+            try await db.execute("CREATE ROLE \(unescaped: role) NOLOGIN")
+            try await db.execute("GRANT USAGE ON SCHEMA securepush TO \(unescaped: role)")
+            try await db.execute("GRANT SELECT ON securepush.claimed_items TO \(unescaped: role)")
+            let seen = try await db.client.withTransaction(logger: db.logger) { connection in
+                _ = try await connection.query("SET LOCAL ROLE \(unescaped: role)", logger: db.logger)
+                return try await connection.query(
+                    "SELECT id FROM securepush.claimed_items WHERE token = \(claim.token)", logger: db.logger
+                ).collect().map { try $0.decode(UUID.self) }
+            }
+            try await db.execute("DROP OWNED BY \(unescaped: role)")
+            try await db.execute("DROP ROLE \(unescaped: role)")
+            #expect(seen == claim.ids, "the monitor sees the lease's items in the claim's order")
+        }
+    }
 }

@@ -5,8 +5,9 @@
 -- 1,000 at most: securepush.fan_out_queued), which leases up to the rest of p_limit of the new due deliveries
 -- of p_platforms to this call: one securepush.claims row (keyed by p_token) for all of them, not a row per
 -- delivery (since 046). Every delivery row this call claimed carries its token and one lease end, by which the
--- result finds them (deliveries_lease_idx), beside its lease's items. A call that finds no work rescues leases
--- past their end (securepush.rescue_claims), so that they are rescued whatever build runs the maintenance.
+-- result finds them (deliveries_lease_idx), beside its lease's items (securepush.claimed_items). A call that
+-- finds no work rescues leases past their end (securepush.rescue_claims), so that they are rescued whatever build
+-- runs the maintenance.
 -- A fan-out wakes the dispatchers that wait (those of other platforms have work now, and a claim that found
 -- nothing due fans out the next batch), after this one has said whether it found work.
 CREATE OR REPLACE FUNCTION securepush.claim_deliveries(p_limit integer, p_platforms text[], p_lease_ms bigint,
@@ -59,14 +60,11 @@ BEGIN
         UNION ALL
         SELECT i.id, i.notification_id, i.device_id, i.platform, dev.token, dev.options::text, dev.active,
                n.expires_at, n.priority, 1, dev.user_id, NULL::uuid[], n.urgency,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
-               dev.seal_public, dev.seal_auth, n.traceparent
-        FROM securepush.claims c
-        CROSS JOIN LATERAL unnest(c.ids, c.notification_ids, c.device_ids, c.platforms)
-            AS i(id, notification_id, device_id, platform)
+               securepush.collapse_digest(n.user_id, n.collapse_key), dev.seal_public, dev.seal_auth, n.traceparent
+        FROM securepush.claimed_items i
         JOIN securepush.notifications n ON n.id = i.notification_id
         JOIN securepush.devices dev ON dev.id = i.device_id
-        WHERE fanned_out > 0 AND c.token = p_token
+        WHERE fanned_out > 0 AND i.token = p_token
     ),
     badges AS MATERIALIZED (
         SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts

@@ -15,8 +15,7 @@ CREATE OR REPLACE FUNCTION securepush.claim_outcomes(p_lease securepush.claims, 
  SET jit TO 'off'
 AS $function$
     SELECT i.id, i.notification_id, i.device_id, i.platform, r.outcome, r.info, r.answered_ago_us
-    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-        AS i(id, notification_id, device_id, platform)
+    FROM securepush.claim_items(p_lease) i
     JOIN unnest(p_ids, p_outcomes, p_infos, p_answered_ago_us) AS r(id, outcome, info, answered_ago_us)
         ON r.id = i.id
     WHERE r.outcome <> 'retry'

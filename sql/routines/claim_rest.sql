@@ -13,11 +13,10 @@ CREATE OR REPLACE FUNCTION securepush.claim_rest(p_lease securepush.claims, p_do
 AS $function$
     INSERT INTO securepush.claims (token, worker, claimed_at, lease_expires_at, ids, notification_ids, device_ids,
         platforms)
-    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at, array_agg(i.id ORDER BY i.n),
-           array_agg(i.notification_id ORDER BY i.n), array_agg(i.device_id ORDER BY i.n),
-           array_agg(i.platform ORDER BY i.n)
-    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-        WITH ORDINALITY AS i(id, notification_id, device_id, platform, n)
+    SELECT p_lease.token, p_lease.worker, p_lease.claimed_at, p_lease.lease_expires_at,
+           array_agg(i.id ORDER BY i.place), array_agg(i.notification_id ORDER BY i.place),
+           array_agg(i.device_id ORDER BY i.place), array_agg(i.platform ORDER BY i.place)
+    FROM securepush.claim_items(p_lease) i
     WHERE NOT EXISTS (SELECT 1 FROM unnest(p_done) AS d(id) WHERE d.id = i.id)
     HAVING count(*) > 0
 $function$;

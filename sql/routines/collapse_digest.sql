@@ -5,11 +5,13 @@
 -- read the key nor match one user's key with another's.
 -- It runs inside the fan-out as the schema owner, so every call is schema-qualified (pgcrypto lives in
 -- securepush since migration 031; nothing on its fixed path grants CREATE to anyone but the owner, which
--- `migrate` checks), and no function a producer plants can stand in for one of these.
+-- `migrate` checks), and no function a producer plants can stand in for one of these. Strict (048): a
+-- notification without a key has no digest, and its callers pass its key as it is without a call.
 CREATE OR REPLACE FUNCTION securepush.collapse_digest(p_user text, p_key text)
  RETURNS text
  LANGUAGE sql
  STABLE
+ STRICT
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
  SET enable_seqscan TO 'on'
  SET jit TO 'off'

@@ -101,8 +101,7 @@ BEGIN
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id,
-                   n.collapse_key) END AS collapse_id,
+               securepush.collapse_digest(n.user_id, n.collapse_key) AS collapse_id,
                CASE WHEN q.user_id IS NULL OR n.urgency IN ('time_sensitive', 'critical')
                     THEN greatest(coalesce(n.deliver_at, now()), now())
                     ELSE securepush.quiet_release(q.time_zone, q.starts, q.ends, greatest(coalesce(n.deliver_at,

@@ -19,12 +19,10 @@ AS $function$
         INSERT INTO securepush.deliveries (id, notification_id, device_id, platform, priority, expires_at, urgency,
             collapse_id, traceparent, run_at, state, attempts, last_error, created_at, claimed_at)
         SELECT i.id, i.notification_id, i.device_id, i.platform, n.priority, n.expires_at, n.urgency,
-               CASE WHEN n.collapse_key IS NOT NULL THEN securepush.collapse_digest(n.user_id, n.collapse_key) END,
-               n.traceparent, w.run_at, 'pending', w.attempts, w.error, p_lease.claimed_at,
-               p_lease.claimed_at
+               securepush.collapse_digest(n.user_id, n.collapse_key), n.traceparent, w.run_at, 'pending', w.attempts,
+               w.error, p_lease.claimed_at, p_lease.claimed_at
         FROM unnest(p_ids, p_run_at, p_attempts, p_errors) AS w(id, run_at, attempts, error)
-        JOIN unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
-            AS i(id, notification_id, device_id, platform) ON i.id = w.id
+        JOIN securepush.claim_items(p_lease) i ON i.id = w.id
         JOIN securepush.notifications n ON n.id = i.notification_id
         RETURNING 1
     )
