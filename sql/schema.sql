@@ -1276,6 +1276,9 @@ DECLARE
     taken uuid[];
     places bigint[];
     created integer;
+    collapsing boolean;
+    expired boolean;
+    categorized boolean;
 BEGIN
     WITH t AS (
         DELETE FROM securepush.fan_out_queue q WHERE q.notification_id = ANY(p_ids) RETURNING q.notification_id,
@@ -1286,13 +1289,26 @@ BEGIN
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
-    SELECT n.user_id, sum(s.change), s.effective_at, s.ends_at
-    FROM securepush.fan_out_rows(taken) n,
-         securepush.badge_steps(1, n.read_at, n.purged_at, n.deliver_at, n.expires_at) s
-    GROUP BY n.user_id, s.effective_at, s.ends_at
-    HAVING sum(s.change) <> 0;
-    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.collapse_key IS NOT NULL) THEN
+    -- One read of the batch for its badge rows and for which of the steps below it needs (049: each step's own
+    -- check read the batch again, 500 primary-key lookups apiece).
+    WITH batch AS MATERIALIZED (
+        SELECT n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at, n.collapse_key, n.category,
+               n.payload IS NOT NULL AS live
+        FROM securepush.fan_out_rows(taken) n
+    ),
+    badges AS (
+        INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+        SELECT b.user_id, sum(s.change), s.effective_at, s.ends_at
+        FROM batch b, securepush.badge_steps(1, b.read_at, b.purged_at, b.deliver_at, b.expires_at) s
+        GROUP BY b.user_id, s.effective_at, s.ends_at
+        HAVING sum(s.change) <> 0
+    )
+    SELECT coalesce(bool_or(b.collapse_key IS NOT NULL), false),
+           coalesce(bool_or(b.live AND b.expires_at <= now()), false),
+           coalesce(bool_or(b.live AND b.category IS NOT NULL AND b.expires_at > now()), false)
+    INTO collapsing, expired, categorized
+    FROM batch b;
+    IF collapsing THEN
         -- A notification that will be pushed and that no newer one supersedes takes the place of the others
         -- with its key still waiting.
         WITH newest AS (
@@ -1323,15 +1339,17 @@ BEGIN
         WHERE n.collapse_key IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL;
     END IF;
     -- Expired before any dispatcher fanned it out: never pushed, and the history says so.
-    INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
-        created_at, kind)
-    SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out', now(),
-        'notify'
-    FROM securepush.fan_out_rows(taken) n
-    JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
-    WHERE n.expires_at <= now() AND n.payload IS NOT NULL;
+    IF expired THEN
+        INSERT INTO securepush.delivery_log (id, notification_id, device_id, platform, outcome, attempts, last_error,
+            created_at, kind)
+        SELECT gen_random_uuid(), n.id, d.id, d.platform, 'expired', 0, 'notification expired before its fan-out',
+            now(), 'notify'
+        FROM securepush.fan_out_rows(taken) n
+        JOIN securepush.devices d ON d.user_id = n.user_id AND d.active
+        WHERE n.expires_at <= now() AND n.payload IS NOT NULL;
+    END IF;
     -- A muted category's notification is stored and never pushed: its outcome event says so, once.
-    IF EXISTS (SELECT 1 FROM securepush.fan_out_rows(taken) n WHERE n.category IS NOT NULL) THEN
+    IF categorized THEN
         INSERT INTO securepush.delivery_events (notification_id, event, detail)
         SELECT n.id, 'muted', n.category
         FROM securepush.fan_out_rows(taken) n
