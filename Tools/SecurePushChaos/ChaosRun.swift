@@ -129,6 +129,12 @@ struct ChaosRun {
         return report
     }
 
+    /// What is left to push: deliveries, notifications awaiting their fan-out and leases' items.
+    private static let leftToPush: PostgresQuery = """
+        SELECT (SELECT count(*) FROM securepush.deliveries) + (SELECT count(*) FROM securepush.fan_out_queue)
+               + (SELECT count(*) FROM securepush.claims)
+        """
+
     /// Resolves uncertain inserts, waits for the queue to drain, stops the processes and checks.
     private func finish(_ context: ChaosContext, started: ContinuousClock.Instant) async throws {
         let (database, report) = (context.database, context.report)
@@ -146,11 +152,11 @@ struct ChaosRun {
         log("draining")
         let drainStart = ContinuousClock.now
         let drained = await database.eventually(timeout: plan.drainTimeout) {
-            // Nothing left to push: no delivery, and no notification still waiting for its fan-out (a
-            // notification committed just before the producer stopped may have no deliveries yet).
-            try await database.scalar(
-                "SELECT (SELECT count(*) FROM securepush.deliveries) + (SELECT count(*) FROM securepush.fan_out_queue)",
-                as: Int64.self) == 0
+            // Nothing left to push: no delivery, no notification still waiting for its fan-out (a notification
+            // committed just before the producer stopped may have no deliveries yet) and no lease (since 046 a
+            // claim's items live in its lease until their outcomes are written; a claim that committed while its
+            // dispatcher lost the connection is rescued at the lease's end).
+            try await database.scalar(Self.leftToPush, as: Int64.self) == 0
         }
         report.figure("drain", drained ? seconds((ContinuousClock.now - drainStart).seconds) : "not drained")
         report.check("queue drained", drained)
