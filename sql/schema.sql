@@ -348,6 +348,17 @@ $$;
 
 
 --
+-- Name: category_muted(text, text); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.category_muted(p_user text, p_category text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = p_user AND m.category = p_category)
+$$;
+
+
+--
 -- Name: claim_deliveries(integer, text[], bigint, uuid, uuid, boolean, integer, boolean); Type: FUNCTION; Schema: securepush; Owner: -
 --
 
@@ -461,10 +472,10 @@ CREATE TABLE securepush.claims (
 
 CREATE FUNCTION securepush.claim_items(p_lease securepush.claims) RETURNS TABLE(id uuid, notification_id uuid, device_id uuid, platform text, place bigint)
     LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
     SELECT i.id, i.notification_id, i.device_id, i.platform, i.place
-    FROM unnest(p_lease.ids, p_lease.notification_ids, p_lease.device_ids, p_lease.platforms)
+    FROM ROWS FROM (pg_catalog.unnest(p_lease.ids), pg_catalog.unnest(p_lease.notification_ids),
+                    pg_catalog.unnest(p_lease.device_ids), pg_catalog.unnest(p_lease.platforms))
         WITH ORDINALITY AS i(id, notification_id, device_id, platform, place)
 $$;
 
@@ -1289,11 +1300,11 @@ BEGIN
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
-    -- One read of the batch for its badge rows and for which of the steps below it needs (049: each step's own
-    -- check read the batch again, 500 primary-key lookups apiece).
+    -- One read of the batch for its badge rows and for which of the steps below it may need (049: each step's
+    -- own check read the batch again, 500 primary-key lookups apiece). A flag only skips a step that cannot
+    -- apply; each step's own WHERE decides which notifications it takes (050: one home for each condition).
     WITH batch AS MATERIALIZED (
-        SELECT n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at, n.collapse_key, n.category,
-               n.payload IS NOT NULL AS live
+        SELECT n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at, n.collapse_key, n.category
         FROM securepush.fan_out_rows(taken) n
     ),
     badges AS (
@@ -1303,9 +1314,8 @@ BEGIN
         GROUP BY b.user_id, s.effective_at, s.ends_at
         HAVING sum(s.change) <> 0
     )
-    SELECT coalesce(bool_or(b.collapse_key IS NOT NULL), false),
-           coalesce(bool_or(b.live AND b.expires_at <= now()), false),
-           coalesce(bool_or(b.live AND b.category IS NOT NULL AND b.expires_at > now()), false)
+    SELECT coalesce(bool_or(b.collapse_key IS NOT NULL), false), coalesce(bool_or(b.expires_at <= now()), false),
+           coalesce(bool_or(b.category IS NOT NULL), false)
     INTO collapsing, expired, categorized
     FROM batch b;
     IF collapsing THEN
@@ -1799,8 +1809,7 @@ CREATE FUNCTION securepush.pushable(n securepush.notifications) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
     SELECT n.expires_at > pg_catalog.now() AND n.payload IS NOT NULL
-       AND (n.category IS NULL OR NOT EXISTS (
-               SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id AND m.category = n.category))
+       AND (n.category IS NULL OR NOT securepush.category_muted(n.user_id, n.category))
 $$;
 
 
@@ -2080,7 +2089,6 @@ CREATE FUNCTION securepush.release_deliveries(p_token uuid, p_ids uuid[], p_dela
 DECLARE
     lease securepush.claims;
     released bigint;
-    wanted uuid[];
 BEGIN
     WITH r AS (
         UPDATE securepush.deliveries d
@@ -2094,12 +2102,12 @@ BEGIN
     SELECT count(*) INTO released FROM r;
     DELETE FROM securepush.claims c WHERE c.token = p_token RETURNING c.* INTO lease;
     IF lease.token IS NOT NULL THEN
-        SELECT array_agg(i) INTO wanted FROM unnest(lease.ids) i WHERE i = ANY(p_ids);
-        IF wanted IS NOT NULL THEN
-            released := released + securepush.requeue_claimed(lease, wanted,
+        -- requeue_claimed takes only the lease's items among p_ids (the rest are delivery rows, released above).
+        IF cardinality(p_ids) > 0 THEN
+            released := released + securepush.requeue_claimed(lease, p_ids,
                 array_fill(CASE WHEN p_delay_ms > 0 THEN now() + p_delay_ms * interval '1 millisecond'
-                                ELSE lease.claimed_at END, ARRAY[cardinality(wanted)]),
-                array_fill(0, ARRAY[cardinality(wanted)]), array_fill(NULL::text, ARRAY[cardinality(wanted)]));
+                                ELSE lease.claimed_at END, ARRAY[cardinality(p_ids)]),
+                array_fill(0, ARRAY[cardinality(p_ids)]), array_fill(NULL::text, ARRAY[cardinality(p_ids)]));
         END IF;
         PERFORM securepush.claim_rest(lease, p_ids);
     END IF;
@@ -2621,11 +2629,13 @@ $$;
 --
 
 CREATE FUNCTION securepush.unread_badge(p_user text, p_limit integer) RETURNS bigint
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     AS $$
-    SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
-    FROM securepush.badge_changes b
-    WHERE b.user_id = p_user AND b.effective_at <= now() AND b.ends_at > now();
+BEGIN
+    RETURN (SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
+            FROM securepush.badge_changes b
+            WHERE b.user_id = p_user AND b.effective_at <= now() AND b.ends_at > now());
+END
 $$;
 
 

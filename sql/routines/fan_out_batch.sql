@@ -49,11 +49,11 @@ BEGIN
     IF taken IS NULL THEN
         RETURN 0;
     END IF;
-    -- One read of the batch for its badge rows and for which of the steps below it needs (049: each step's own
-    -- check read the batch again, 500 primary-key lookups apiece).
+    -- One read of the batch for its badge rows and for which of the steps below it may need (049: each step's
+    -- own check read the batch again, 500 primary-key lookups apiece). A flag only skips a step that cannot
+    -- apply; each step's own WHERE decides which notifications it takes (050: one home for each condition).
     WITH batch AS MATERIALIZED (
-        SELECT n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at, n.collapse_key, n.category,
-               n.payload IS NOT NULL AS live
+        SELECT n.user_id, n.read_at, n.purged_at, n.deliver_at, n.expires_at, n.collapse_key, n.category
         FROM securepush.fan_out_rows(taken) n
     ),
     badges AS (
@@ -63,9 +63,8 @@ BEGIN
         GROUP BY b.user_id, s.effective_at, s.ends_at
         HAVING sum(s.change) <> 0
     )
-    SELECT coalesce(bool_or(b.collapse_key IS NOT NULL), false),
-           coalesce(bool_or(b.live AND b.expires_at <= now()), false),
-           coalesce(bool_or(b.live AND b.category IS NOT NULL AND b.expires_at > now()), false)
+    SELECT coalesce(bool_or(b.collapse_key IS NOT NULL), false), coalesce(bool_or(b.expires_at <= now()), false),
+           coalesce(bool_or(b.category IS NOT NULL), false)
     INTO collapsing, expired, categorized
     FROM batch b;
     IF collapsing THEN

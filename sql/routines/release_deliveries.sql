@@ -15,7 +15,6 @@ AS $function$
 DECLARE
     lease securepush.claims;
     released bigint;
-    wanted uuid[];
 BEGIN
     WITH r AS (
         UPDATE securepush.deliveries d
@@ -29,12 +28,12 @@ BEGIN
     SELECT count(*) INTO released FROM r;
     DELETE FROM securepush.claims c WHERE c.token = p_token RETURNING c.* INTO lease;
     IF lease.token IS NOT NULL THEN
-        SELECT array_agg(i) INTO wanted FROM unnest(lease.ids) i WHERE i = ANY(p_ids);
-        IF wanted IS NOT NULL THEN
-            released := released + securepush.requeue_claimed(lease, wanted,
+        -- requeue_claimed takes only the lease's items among p_ids (the rest are delivery rows, released above).
+        IF cardinality(p_ids) > 0 THEN
+            released := released + securepush.requeue_claimed(lease, p_ids,
                 array_fill(CASE WHEN p_delay_ms > 0 THEN now() + p_delay_ms * interval '1 millisecond'
-                                ELSE lease.claimed_at END, ARRAY[cardinality(wanted)]),
-                array_fill(0, ARRAY[cardinality(wanted)]), array_fill(NULL::text, ARRAY[cardinality(wanted)]));
+                                ELSE lease.claimed_at END, ARRAY[cardinality(p_ids)]),
+                array_fill(0, ARRAY[cardinality(p_ids)]), array_fill(NULL::text, ARRAY[cardinality(p_ids)]));
         END IF;
         PERFORM securepush.claim_rest(lease, p_ids);
     END IF;

@@ -1,10 +1,10 @@
 -- securepush.requeue_claimed: routine file (docs/sql.md).
 --
--- Writes the items p_ids of the lease p_lease (a securepush.claims row its caller took) back as pending
--- delivery rows: an item retried (complete_deliveries), released unsent (release_deliveries) or held past its
--- lease (rescue_claims). Each keeps its id, device, fan-out time and claim time, as a claimed row going back to
--- pending does; p_run_at, p_attempts and p_errors are per id. Its 'queued' event is written now
--- (securepush.delivery_queued_events): its claim at fan-out wrote none.
+-- Writes the items p_ids of the lease p_lease (a securepush.claims row its caller took; ids that are not its
+-- items are ignored) back as pending delivery rows: an item retried (complete_deliveries), released unsent
+-- (release_deliveries) or held past its lease (rescue_claims). Each keeps its id, device, fan-out time and claim
+-- time, as a claimed row going back to pending does; p_run_at, p_attempts and p_errors are per id. Its 'queued'
+-- event is written now (securepush.delivery_queued_events): its claim at fan-out wrote none.
 -- Its join may hash (its callers turn hash joins off; 047). An item whose notification was deleted meanwhile is
 -- dropped with it. Returns how many rows it wrote.
 CREATE OR REPLACE FUNCTION securepush.requeue_claimed(p_lease securepush.claims, p_ids uuid[],
