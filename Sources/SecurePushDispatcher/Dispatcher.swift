@@ -33,6 +33,8 @@ public final class Dispatcher: Service, Sendable {
     /// This process's share of `SECUREPUSH_MAX_PUSH_RATE`, when set (the heartbeat keeps the share current).
     public let pacer: PushPacer?
     private let stopping = Atomic<Bool>(false)
+    /// Lets the lanes claim at once only while claims come back full.
+    let claimGate = ClaimGate()
     /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
     let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
@@ -171,19 +173,23 @@ public final class Dispatcher: Service, Sendable {
                 await signal.wait(since: seen, timeout: max(idle, .milliseconds(1)))
                 continue
             }
+            // One claim at a time unless claims come back full (ClaimGate).
+            guard await claimGate.enter(while: { !self.isStopping }) else { continue }
             let batch: ClaimedBatch
             // Taken before the statement is sent: the database's lease starts later, so this deadline is earlier.
             let claimStart = ContinuousClock.now
             let claimInstant = DefaultTracerClock.now
+            // Paced, a batch is no larger than the share sends in a quarter of the lease.
+            let limit = pacer?.batchLimit(configuration.batchSize, lease: configuration.leaseDuration) ?? configuration.batchSize
             do {
-                // Paced, a batch is no larger than the share sends in a quarter of the lease.
-                let limit = pacer?.batchLimit(configuration.batchSize, lease: configuration.leaseDuration) ?? configuration.batchSize
                 let (queue, lease, worker) = (self.queue, configuration.leaseDuration, workerID)
                 batch = try await withDeadline(configuration.databaseTimeout) {
                     try await queue.claim(limit: limit, platforms: platforms, lease: lease, worker: worker)
                 }
+                claimGate.leave(full: batch.deliveries.count + batch.rejected.count >= limit)
                 claimFailures = 0
             } catch {
+                claimGate.leave(full: false)
                 claimFailures += 1
                 logger.databaseError("claim failed; backing off", error, metadata: ["dispatcher.lane": "\(lane)"])
                 try? await Task.sleep(for: Self.backoff(claimFailures))
