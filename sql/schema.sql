@@ -591,30 +591,7 @@ BEGIN
     IF users IS NULL THEN
         RETURN NULL;
     END IF;
-    WITH candidates AS (
-        SELECT b.user_id, b.change, b.effective_at, b.ends_at,
-               CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END AS bucket
-        FROM securepush.badge_changes b WHERE b.user_id = ANY(users)
-    ),
-    -- What is worth rewriting: several rows of one interval, a sum of zero, effective rows not yet folded, or
-    -- rows that ended (they count no more).
-    groups AS (
-        SELECT c.user_id, c.bucket, c.ends_at
-        FROM candidates c GROUP BY c.user_id, c.bucket, c.ends_at
-        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket) OR c.ends_at <= now()
-    ),
-    gone AS (
-        DELETE FROM securepush.badge_changes b
-        USING groups g
-        WHERE b.user_id = g.user_id AND b.user_id = ANY(users) AND b.ends_at = g.ends_at
-          AND (CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END) = g.bucket
-        RETURNING b.user_id, b.change, g.bucket, g.ends_at
-    )
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
-    SELECT gone.user_id, sum(gone.change), gone.bucket, gone.ends_at FROM gone
-    WHERE gone.ends_at > now()
-    GROUP BY gone.user_id, gone.bucket, gone.ends_at
-    HAVING sum(gone.change) <> 0;
+    PERFORM securepush.fold_badges(users);
     RETURN users[cardinality(users)];
 END
 $$;
@@ -1364,8 +1341,7 @@ BEGIN
         SELECT n.id, 'muted', n.category
         FROM securepush.fan_out_rows(taken) n
         WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
-              AND m.category = n.category);
+          AND securepush.category_muted(n.user_id, n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,
@@ -1620,6 +1596,49 @@ CREATE FUNCTION securepush.fetch_stats(window_ interval DEFAULT '01:00:00'::inte
     FROM pushed
     GROUP BY platform
     ORDER BY platform
+$$;
+
+
+--
+-- Name: fold_badges(text[]); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.fold_badges(p_users text[]) RETURNS integer
+    LANGUAGE sql
+    SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
+    SET jit TO 'off'
+    AS $$
+    WITH folding AS (
+        SELECT b.user_id FROM securepush.badge_changes b
+        WHERE b.user_id = ANY(p_users) AND b.effective_at <= now()
+        GROUP BY b.user_id
+        HAVING count(*) > 2 OR bool_or(b.ends_at <= now())
+    ),
+    gone AS (
+        DELETE FROM securepush.badge_changes b
+        USING folding f
+        WHERE b.user_id = f.user_id AND b.effective_at <= now()
+        RETURNING b.user_id, b.change, b.ends_at
+    ),
+    met AS (
+        DELETE FROM securepush.badge_changes b
+        USING (SELECT DISTINCT g.user_id, g.ends_at FROM gone g WHERE g.ends_at > now() AND g.ends_at < 'infinity') e
+        WHERE b.user_id = e.user_id AND b.effective_at = e.ends_at AND b.ends_at = 'infinity'
+        RETURNING b.user_id, b.change, b.effective_at
+    ),
+    written AS (
+        INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
+        SELECT s.user_id, sum(s.change), s.effective_at, 'infinity'
+        FROM (SELECT g.user_id, g.change, '-infinity'::timestamptz AS effective_at FROM gone g WHERE g.ends_at > now()
+              UNION ALL
+              SELECT g.user_id, -g.change, g.ends_at FROM gone g WHERE g.ends_at > now() AND g.ends_at < 'infinity'
+              UNION ALL
+              SELECT m.user_id, m.change, m.effective_at FROM met m) s
+        GROUP BY s.user_id, s.effective_at
+        HAVING sum(s.change) <> 0
+    )
+    SELECT count(*)::integer FROM folding
 $$;
 
 
@@ -2438,7 +2457,7 @@ BEGIN
     END IF;
     -- One change at a time per user, so concurrent mutes cannot pass the cap together.
     PERFORM securepush.lock_slot('category_mutes', user_id);
-    IF NOT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category)
+    IF NOT securepush.category_muted(user_id, category)
        AND (SELECT count(*) FROM securepush.category_mutes m WHERE m.user_id = user_id) >= cap THEN
         RAISE EXCEPTION 'a user mutes at most % categories: unmute one first', cap USING ERRCODE = '22023';
     END IF;
@@ -2857,6 +2876,18 @@ BEGIN
         PERFORM pg_notify('securepush_deliveries', '');
     END IF;
 END
+$$;
+
+
+--
+-- Name: work_left(); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.work_left() RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT (SELECT count(*) FROM securepush.deliveries) + (SELECT count(*) FROM securepush.fan_out_queue)
+           + (SELECT count(*) FROM securepush.claims)
 $$;
 
 

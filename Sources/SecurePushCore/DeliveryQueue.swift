@@ -57,4 +57,6 @@ public protocol QueueMaintenance: Sendable {
     /// Folds the unread-badge rows of the next `users` users after `after` (in user order; `nil`: from the
     /// first); returns the last user looked at, or `nil` when none was left (the next call starts over).
     func compactBadges(after: String?, users: Int) async throws -> String?
+    /// Folds the unread-badge rows of `users` (in user order); returns how many of them had rows to fold.
+    func foldBadges(users: [String]) async throws -> Int
 }

@@ -35,6 +35,8 @@ public final class Dispatcher: Service, Sendable {
     private let stopping = Atomic<Bool>(false)
     /// Lets the lanes claim at once only while claims come back full.
     let claimGate = ClaimGate()
+    /// The recipients pushed to since the last badge fold (`MaintenanceService` folds their rows).
+    public let badgeRecipients = BadgeRecipients()
     /// Signalled once, when the shutdown grace period is over: sends still in flight are cancelled.
     let sendDeadline = WakeSignal()
     /// Created once: looking metrics up per push is measurable at thousands of pushes a second.
@@ -211,6 +213,7 @@ public final class Dispatcher: Service, Sendable {
             }
             emptyClaims = 0
             awaitingWakeup = false
+            if configuration.unreadBadge { badgeRecipients.record(batch) }
             DispatchTracing.recordClaim(batch, lane: lane, start: claimInstant)
             let lease = LeaseDeadline(claimStart: claimStart, lease: configuration.leaseDuration)
             if configuration.replicationGate, await !replicated(batch, lease: lease, lane: lane) { continue }

@@ -21,6 +21,9 @@ public struct DispatcherConfiguration: Sendable {
     public var retry = RetryPolicy()
     /// How often leases are rescued and expired deliveries swept.
     public var maintenanceInterval: Duration = .seconds(5)
+    /// How often the unread-badge rows are folded (`SECUREPUSH_BADGE_FOLD_INTERVAL`): a claim walks each
+    /// recipient's badge rows written since the last fold, so this bounds the walk for a busy user.
+    public var badgeFoldInterval: Duration = .seconds(1)
     /// How often scheduled deliveries whose time has come are made claimable: a scheduled push leaves
     /// within about this long after its time.
     public var scheduleInterval: Duration = .seconds(1)

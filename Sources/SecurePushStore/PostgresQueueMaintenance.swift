@@ -114,4 +114,8 @@ public struct PostgresQueueMaintenance: QueueMaintenance {
         let rows = try await database.query("SELECT securepush.compact_badge_changes(\(after), \(users)::integer)").collect()
         return try rows.first?.decode(String?.self)
     }
+
+    public func foldBadges(users: [String]) async throws -> Int {
+        try await database.count("SELECT securepush.fold_badges(\(users)::text[])::bigint")
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SecurePushCore
+import SecurePushDispatcher
 import SecurePushPostgres
 import SecurePushStore
 import SecurePushTestSupport
@@ -96,9 +97,9 @@ struct BadgeChangesTests {
             let effective: Int64 = try await db.scalar(
                 """
                 SELECT max(n)::bigint FROM (
-                    SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id, ends_at) c
+                    SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id) c
                 """)
-            #expect(effective == 1, "one row in effect per user and end after compaction (a notification's row is an interval since 036)")
+            #expect(effective <= 2, "at most two rows in effect per user after compaction (051: more are folded into one base row), whatever their unread count")
             let ended: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE ends_at <= now()")
             #expect(ended == 0, "rows that ended count no more and go")
             let rowsAfter: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
@@ -125,6 +126,93 @@ struct BadgeChangesTests {
             try await db.execute("DELETE FROM securepush.notifications WHERE expires_at <= now()")
             #expect(try await Self.badges(db).first == "ada=1/1")
             #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes") == rows)
+        }
+    }
+
+    @Test("after compaction a user's badge is one row to walk, and notifications still leave it at their expiry")
+    func compactedWalkAndExpiry() async throws {
+        try await TestDatabase.with { db in
+            for _ in 0..<30 { _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "1 hour") }
+            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "2 seconds")
+            #expect(try await db.fanOut() == 31)
+            // One read: its row undoes that notification's interval.
+            try await db.execute(
+                """
+                UPDATE securepush.notifications SET read_at = now()
+                WHERE id = (SELECT id FROM securepush.notifications WHERE expires_at > now() + interval '1 minute' LIMIT 1)
+                """)
+            #expect(try await Self.badges(db).first == "ada=30/30")
+            let maintenance = PostgresQueueMaintenance(client: db.client, logger: db.logger)
+            #expect(try await maintenance.compactBadges(after: nil, users: 10) == "ada")
+            #expect(try await Self.badges(db).first == "ada=30/30")
+            let walked: Int64 = try await db.scalar(
+                "SELECT count(*)::bigint FROM securepush.badge_changes WHERE user_id = 'ada' AND effective_at <= now()")
+            #expect(walked == 1, "the claim's walk is the base row, not one row per unread notification")
+            // The read notification's two steps at its end cancel: 30 ends left in the future, one step each.
+            let steps: Int64 = try await db.scalar(
+                "SELECT count(*)::bigint FROM securepush.badge_changes WHERE user_id = 'ada' AND effective_at > now()")
+            #expect(steps == 30)
+            let rows: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
+            try await db.eventually("the short notification expired") {
+                try await db.scalar("SELECT count(*) = 1 FROM securepush.notifications WHERE expires_at <= now()")
+            }
+            #expect(try await Self.badges(db).first == "ada=29/29", "its step took effect, nothing written")
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes") == rows)
+            // The base and the step that came due: a walk of two rows, which a fold would not shorten.
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE effective_at <= now()") == 2)
+            // A round with nothing to fold writes nothing.
+            let places = "SELECT string_agg(ctid::text, ' ' ORDER BY ctid) FROM securepush.badge_changes"
+            let before: String = try await db.scalar(PostgresQuery(unsafeSQL: places))
+            #expect(try await maintenance.compactBadges(after: nil, users: 10) == "ada")
+            #expect(try await db.scalar(PostgresQuery(unsafeSQL: places)) == before, "no row rewritten")
+            // One more unread notification makes three rows in effect: the next round folds them into the base.
+            _ = try await db.enqueue(user: "ada", payload: "{}", ttl: "1 hour")
+            #expect(try await db.fanOut() == 1)
+            #expect(try await maintenance.compactBadges(after: nil, users: 10) == "ada")
+            #expect(try await Self.badges(db).first == "ada=30/30")
+            #expect(try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE effective_at <= now()") == 1)
+        }
+    }
+
+    @Test("a dispatcher folds the badge rows of the users it pushed to, every fold interval, and nobody else's")
+    func foldedByMaintenance() async throws {
+        try await TestDatabase.with { db in
+            for user in ["ada", "ben"] { try await db.insertDevice(user: user, token: "\(user)-phone") }
+            let queue = PostgresDeliveryQueue(client: db.client, logger: db.logger, unreadBadge: true)
+            let recipients = BadgeRecipients()
+            // What a dispatcher's lane does: claim (the fan-out writes the badge rows) and note the recipients.
+            let claim: @Sendable () async throws -> Void = {
+                let batch = try await queue.claim(limit: 100, platforms: [.simulated], lease: .seconds(30), worker: UUID())
+                recipients.record(batch)
+            }
+            for _ in 0..<20 { _ = try await db.enqueue(user: "ada", payload: "{}") }
+            try await claim()
+            // ben's rows were not pushed by this dispatcher: a fold of its recipients leaves them to the sweep.
+            for _ in 0..<3 { _ = try await db.enqueue(user: "ben", payload: "{}") }
+            #expect(try await db.fanOut() == 3)
+            let walk: PostgresQuery = "SELECT count(*)::bigint FROM securepush.badge_changes WHERE effective_at <= now() AND user_id = 'ada'"
+            let bens: PostgresQuery = "SELECT count(*)::bigint FROM securepush.badge_changes WHERE effective_at <= now() AND user_id = 'ben'"
+            #expect(try await db.scalar(walk, as: Int64.self) == 20, "one row per notification before a fold")
+            var configuration = DispatcherConfiguration()
+            configuration.maintenanceInterval = .seconds(3600)
+            configuration.badgeFoldInterval = .milliseconds(100)
+            let service = MaintenanceService(
+                maintenance: PostgresQueueMaintenance(client: db.client, logger: db.logger), configuration: configuration,
+                signal: WakeSignal(), recipients: recipients, logger: db.logger)
+            #expect(try await service.foldBadges() == 1)
+            #expect(try await db.scalar(walk, as: Int64.self) == 1)
+            #expect(try await db.scalar(bens, as: Int64.self) == 3)
+            #expect(try await service.foldBadges() == 0, "nobody pushed to since")
+            #expect(try await Self.badges(db).prefix(2) == ["ada=20/20", "ben=3/3"])
+            // The service's loop: its first maintenance round sweeps every user; later folds come on the fold's
+            // interval (the maintenance interval is an hour).
+            let running = Task { try await service.run() }
+            defer { running.cancel() }
+            try await db.eventually("the sweep folded ben", count: bens, is: 1)
+            for _ in 0..<5 { _ = try await db.enqueue(user: "ada", payload: "{}") }
+            try await claim()
+            try await db.eventually("the next fold", count: walk, is: 1)
+            #expect(try await Self.badges(db).prefix(2) == ["ada=25/25", "ben=3/3"])
         }
     }
 

@@ -165,11 +165,7 @@ public struct TestDatabase: Sendable {
     /// After a dispatcher stopped: nothing is left pending or claimed, and the history holds exactly
     /// `logged` rows, so nothing more can be pushed (instead of sleeping to see that nothing happens).
     public func expectQueueDrained(logged: Int64, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let left: Int64 = try await scalar(
-            """
-            SELECT (SELECT count(*) FROM securepush.deliveries) + (SELECT count(*) FROM securepush.fan_out_queue)
-                   + (SELECT count(*) FROM securepush.claims)
-            """)
+        let left: Int64 = try await scalar("SELECT securepush.work_left()")
         let history: Int64 = try await scalar("SELECT count(*)::bigint FROM securepush.delivery_log")
         #expect(left == 0, "nothing pending, claimed or awaiting its fan-out", sourceLocation: sourceLocation)
         #expect(history == logged, "every delivery has exactly one outcome", sourceLocation: sourceLocation)

@@ -129,11 +129,8 @@ struct ChaosRun {
         return report
     }
 
-    /// What is left to push: deliveries, notifications awaiting their fan-out and leases' items.
-    private static let leftToPush: PostgresQuery = """
-        SELECT (SELECT count(*) FROM securepush.deliveries) + (SELECT count(*) FROM securepush.fan_out_queue)
-               + (SELECT count(*) FROM securepush.claims)
-        """
+    /// What is left to push (`securepush.work_left`: deliveries, notifications awaiting their fan-out, leases' items).
+    private static let leftToPush: PostgresQuery = "SELECT securepush.work_left()"
 
     /// Resolves uncertain inserts, waits for the queue to drain, stops the processes and checks.
     private func finish(_ context: ChaosContext, started: ContinuousClock.Instant) async throws {

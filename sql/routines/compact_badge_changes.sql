@@ -1,11 +1,9 @@
 -- securepush.compact_badge_changes: routine file (docs/sql.md).
 --
--- Folds the badge rows of the next p_users users after p_after (in user order; NULL: from the first):
--- each user's rows in effect with one end become one, future rows of one interval become one, and sums of zero
--- and rows that ended go.
+-- Folds the badge rows (securepush.fold_badges, since 051; before, only rows with one end folded, so a user's
+-- walk was as long as their unread count) of the next p_users users after p_after (in user order; NULL: from
+-- the first): the sweep of every user that each process's maintenance runs.
 -- Returns the last user looked at, or NULL when there was none after p_after (the next round starts over).
--- Safe beside any writer and any other compaction: a row is deleted once and its change re-inserted by the
--- statement that deleted it.
 CREATE OR REPLACE FUNCTION securepush.compact_badge_changes(p_after text, p_users integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -30,30 +28,7 @@ BEGIN
     IF users IS NULL THEN
         RETURN NULL;
     END IF;
-    WITH candidates AS (
-        SELECT b.user_id, b.change, b.effective_at, b.ends_at,
-               CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END AS bucket
-        FROM securepush.badge_changes b WHERE b.user_id = ANY(users)
-    ),
-    -- What is worth rewriting: several rows of one interval, a sum of zero, effective rows not yet folded, or
-    -- rows that ended (they count no more).
-    groups AS (
-        SELECT c.user_id, c.bucket, c.ends_at
-        FROM candidates c GROUP BY c.user_id, c.bucket, c.ends_at
-        HAVING count(*) > 1 OR sum(c.change) = 0 OR bool_or(c.effective_at <> c.bucket) OR c.ends_at <= now()
-    ),
-    gone AS (
-        DELETE FROM securepush.badge_changes b
-        USING groups g
-        WHERE b.user_id = g.user_id AND b.user_id = ANY(users) AND b.ends_at = g.ends_at
-          AND (CASE WHEN b.effective_at <= now() THEN '-infinity'::timestamptz ELSE b.effective_at END) = g.bucket
-        RETURNING b.user_id, b.change, g.bucket, g.ends_at
-    )
-    INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
-    SELECT gone.user_id, sum(gone.change), gone.bucket, gone.ends_at FROM gone
-    WHERE gone.ends_at > now()
-    GROUP BY gone.user_id, gone.bucket, gone.ends_at
-    HAVING sum(gone.change) <> 0;
+    PERFORM securepush.fold_badges(users);
     RETURN users[cardinality(users)];
 END
 $function$;

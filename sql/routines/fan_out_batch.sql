@@ -113,8 +113,7 @@ BEGIN
         SELECT n.id, 'muted', n.category
         FROM securepush.fan_out_rows(taken) n
         WHERE n.category IS NOT NULL AND n.expires_at > now() AND n.payload IS NOT NULL
-          AND EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = n.user_id
-              AND m.category = n.category);
+          AND securepush.category_muted(n.user_id, n.category);
     END IF;
     WITH wanted AS (
         SELECT n.id, t.place, n.user_id, n.priority, n.expires_at, n.urgency, n.traceparent,

@@ -21,7 +21,7 @@ BEGIN
     END IF;
     -- One change at a time per user, so concurrent mutes cannot pass the cap together.
     PERFORM securepush.lock_slot('category_mutes', user_id);
-    IF NOT EXISTS (SELECT 1 FROM securepush.category_mutes m WHERE m.user_id = user_id AND m.category = category)
+    IF NOT securepush.category_muted(user_id, category)
        AND (SELECT count(*) FROM securepush.category_mutes m WHERE m.user_id = user_id) >= cap THEN
         RAISE EXCEPTION 'a user mutes at most % categories: unmute one first', cap USING ERRCODE = '22023';
     END IF;

@@ -74,6 +74,7 @@ public struct DispatcherAssembly: Sendable {
             maintenance: PostgresQueueMaintenance(client: client, logger: logger),
             configuration: configuration,
             signal: signal,
+            recipients: dispatcher.badgeRecipients,
             logger: logger
         )
         self.schedule = ScheduleService(

@@ -97,6 +97,8 @@ public struct SecurePushConfiguration: Sendable {
             "SECUREPUSH_RETENTION", default: dispatcher.retention, in: .seconds(60)...(.seconds(3650 * 86_400)))
         dispatcher.maintenanceInterval = try values.duration(
             "SECUREPUSH_MAINTENANCE_INTERVAL", default: dispatcher.maintenanceInterval, in: .milliseconds(100)...(.seconds(3600)))
+        dispatcher.badgeFoldInterval = try values.duration(
+            "SECUREPUSH_BADGE_FOLD_INTERVAL", default: dispatcher.badgeFoldInterval, in: .milliseconds(100)...(.seconds(3600)))
         dispatcher.databaseTimeout = try values.duration(
             "SECUREPUSH_DB_TIMEOUT", default: dispatcher.databaseTimeout, in: .seconds(1)...(.seconds(600)))
         dispatcher.deviceStaleAfter = try values.duration(
