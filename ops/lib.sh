@@ -108,7 +108,8 @@ psql_migrate() {
 }
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    # Below the kernel's ephemeral range (ops/deploy.d/polling.py says why): one home for the rule.
+    PYTHONPATH="$OPS_ROOT/ops/deploy.d" python3 -B -c 'from polling import free_port; print(free_port())'
 }
 
 # pg_start DATA_DIR PORT [extra postgres -c settings...]

@@ -72,7 +72,7 @@ def expect_refused_instance(name, command, env):
 def free_run(count):
     """A base port such that base + 1 ... base + count are free on 127.0.0.1 (a dispatcher port range)."""
     for _ in range(200):
-        base = free_port()
+        base = free_port(span=count)
         if base + count > 65535:
             continue
         sockets = []
