@@ -99,7 +99,7 @@ struct BadgeChangesTests {
                 SELECT max(n)::bigint FROM (
                     SELECT count(*) AS n FROM securepush.badge_changes WHERE effective_at <= now() GROUP BY user_id) c
                 """)
-            #expect(effective <= 2, "at most two rows in effect per user after compaction (051: more are folded into one base row), whatever their unread count")
+            #expect(effective <= 2, "at most two rows in effect per user after compaction (051: more fold into a base row)")
             let ended: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes WHERE ends_at <= now()")
             #expect(ended == 0, "rows that ended count no more and go")
             let rowsAfter: Int64 = try await db.scalar("SELECT count(*)::bigint FROM securepush.badge_changes")
