@@ -25,7 +25,7 @@ struct AuthThrottle: Sendable {
 
     /// The bucket of `text`: the first two bytes of its SHA-256, as four hex digits.
     static func bucket(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).prefix(2).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(text.utf8)).prefix(2).hexEncoded
     }
 
     /// An IPv6 client counts as its /64, the block one host or subscriber line is given: a host that picks a new

@@ -1,4 +1,3 @@
-import Dispatch
 import NIOConcurrencyHelpers
 
 /// The operation did not finish within its deadline.
@@ -13,7 +12,7 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 /// or a shutdown. The abandoned operation is cancelled and left to finish on its own; a value it still
 /// produces goes to `discard` (a connection made too late must be closed, not dropped).
 ///
-/// The deadline is a Dispatch timer that is cancelled (and freed) as soon as the operation finishes. A
+/// The deadline is an entry on the process's `DeadlineClock`, forgotten as soon as the operation finishes. A
 /// sleeping task would not do: a cancelled `Task.sleep` keeps its memory until its original deadline, so
 /// at thousands of calls a second with a 10 s timeout the process grew by tens of megabytes.
 public func withDeadline<T: Sendable>(
@@ -45,23 +44,16 @@ public func withDeadline<T: Sendable>(
     }
 }
 
-/// A one-shot Dispatch timer; `cancel()` removes it at once. Dispatch sources are thread-safe.
-private final class DeadlineTimer: @unchecked Sendable {
-    private static let queue = DispatchQueue(label: "securepush.deadline", attributes: .concurrent)
-    private let source: any DispatchSourceTimer
+/// A one-shot deadline on the process's `DeadlineClock`; `cancel()` forgets it at once.
+private final class DeadlineTimer: Sendable {
+    private let token: DeadlineClock.Token
 
     init(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds =
-            seconds >= Int64(Int.max / 1_000_000_000) ? Int.max : max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        source = DispatchSource.makeTimerSource(queue: Self.queue)
-        source.schedule(deadline: .now() + .nanoseconds(nanoseconds))
-        source.setEventHandler(handler: fire)
-        source.resume()
+        token = DeadlineClock.shared.schedule(after: timeout, fire)
     }
 
     func cancel() {
-        source.cancel()
+        DeadlineClock.shared.cancel(token)
     }
 }
 

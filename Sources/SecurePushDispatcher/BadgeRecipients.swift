@@ -24,6 +24,13 @@ public final class BadgeRecipients: Sendable {
         }
     }
 
+    /// Puts back users a fold took but could not fold (an outage, a deadline), for the next round; within `capacity`.
+    public func restore(_ taken: some Sequence<String>) {
+        users.withLockedValue { users in
+            for user in taken where users.count < Self.capacity { users.insert(user) }
+        }
+    }
+
     /// Takes every waiting user, in user order (so that two folds take overlapping users' rows in one order).
     public func take() -> [String] {
         users.withLockedValue { users in

@@ -47,7 +47,7 @@ public struct MaintenanceService: Service {
     }
 
     /// Folds the badge rows of the users pushed to since the last call, `badgeUsersPerRound` a statement;
-    /// returns how many users had rows to fold.
+    /// returns how many users had rows to fold. When a statement fails, its users and the rest wait for the next call.
     @discardableResult
     public func foldBadges() async throws -> Int {
         let maintenance = self.maintenance
@@ -55,7 +55,12 @@ public struct MaintenanceService: Service {
         let users = recipients.take()
         for start in stride(from: 0, to: users.count, by: Self.badgeUsersPerRound) {
             let chunk = Array(users[start..<min(start + Self.badgeUsersPerRound, users.count)])
-            folded += try await withDeadline(configuration.databaseTimeout) { try await maintenance.foldBadges(users: chunk) }
+            do {
+                folded += try await withDeadline(configuration.databaseTimeout) { try await maintenance.foldBadges(users: chunk) }
+            } catch {
+                recipients.restore(users[start...])
+                throw error
+            }
         }
         return folded
     }

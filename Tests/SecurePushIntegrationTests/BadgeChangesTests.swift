@@ -203,6 +203,18 @@ struct BadgeChangesTests {
             #expect(try await db.scalar(walk, as: Int64.self) == 1)
             #expect(try await db.scalar(bens, as: Int64.self) == 3)
             #expect(try await service.foldBadges() == 0, "nobody pushed to since")
+            // A fold that fails (here: past its deadline behind a lock) keeps its users for its next round.
+            var impatient = configuration
+            impatient.databaseTimeout = .milliseconds(200)
+            let waiting = BadgeRecipients()
+            waiting.restore(["ada", "ben"])
+            let blocked = MaintenanceService(
+                maintenance: PostgresQueueMaintenance(client: db.client, logger: db.logger), configuration: impatient,
+                signal: WakeSignal(), recipients: waiting, logger: db.logger)
+            try await APIOperationsTests.whileLocked(db, "LOCK TABLE securepush.badge_changes IN ACCESS EXCLUSIVE MODE") {
+                await #expect(throws: DeadlineExceeded.self) { try await blocked.foldBadges() }
+            }
+            #expect(waiting.take() == ["ada", "ben"])
             #expect(try await Self.badges(db).prefix(2) == ["ada=20/20", "ben=3/3"])
             // The service's loop: its first maintenance round sweeps every user; later folds come on the fold's
             // interval (the maintenance interval is an hour).

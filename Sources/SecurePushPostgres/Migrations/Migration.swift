@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SecurePushCore
 
 /// One numbered SQL file (`sql/NNN_name.sql`, or the relay's `sql/relay/`), run by a `Migrator`.
 public struct Migration: Sendable, Hashable {
@@ -28,7 +29,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = SHA256.hash(data: Data(sql.utf8)).hexEncoded
         self.oldestBuild = sql.split(separator: "\n", maxSplits: 20).lazy
             .first { $0.hasPrefix(Self.oldestBuildPrefix) }
             .map { String($0.dropFirst(Self.oldestBuildPrefix.count)).trimmingCharacters(in: .whitespaces) }
