@@ -222,7 +222,10 @@ CREATE FUNCTION securepush.badge_on_update() RETURNS trigger
 BEGIN
     -- A notification still waiting for its fan-out has no badge rows yet: the fan-out writes them as it then
     -- is. Its queue row is locked first, so that a fan-out taking it now finishes before this looks.
-    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
+    -- (Its ids as an array: an index condition whatever the statistics say; stop 67.)
+    PERFORM 1 FROM securepush.fan_out_queue q
+    WHERE q.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o))
+    FOR UPDATE;
     -- The old row leaves and the new one arrives; an update that changes nothing the badge counts nets to no row.
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT r.user_id, sum(s.change), s.effective_at, s.ends_at
@@ -942,17 +945,23 @@ BEGIN
         SELECT r.req::integer AS req, r.device, r.hash
         FROM unnest(p_devices, p_hashes) WITH ORDINALITY AS r(device, hash, req)
     ),
+    -- Every lookup of devices and notifications names its ids as an array (an index condition whatever the join
+    -- order): an IN (subquery) left the planner free to walk the whole table once per row of the other side, and
+    -- on stale statistics (a devices table refilled since its last ANALYZE) it did: `seen` read every device
+    -- once per device, 2 s a statement at 1,000 devices (stop 67: ops/bench's second read run, 6 reads/s).
     granted AS (
         SELECT q.req, q.device, d.user_id, d.platform, d.last_seen_at
         FROM requests q
         JOIN securepush.devices d ON d.id = q.device AND d.secret_hash = q.hash AND d.active
+        WHERE d.id = ANY(p_devices)
     ),
     seen AS (
         UPDATE securepush.devices d SET last_seen_at = now()
-        WHERE d.id IN (SELECT s.id FROM securepush.devices s
-                       WHERE s.id IN (SELECT g.device FROM granted g
-                                      WHERE g.last_seen_at IS NULL OR g.last_seen_at < now() - interval '1 minute')
-                       FOR UPDATE SKIP LOCKED)
+        WHERE d.id = ANY(ARRAY(SELECT s.id FROM securepush.devices s
+                               WHERE s.id = ANY(ARRAY(SELECT g.device FROM granted g
+                                                      WHERE g.last_seen_at IS NULL
+                                                         OR g.last_seen_at < now() - interval '1 minute'))
+                               FOR UPDATE SKIP LOCKED))
     ),
     wanted AS (
         SELECT w.req, w.id, w.ord, g.user_id, g.device, g.platform
@@ -970,7 +979,7 @@ BEGIN
     ),
     free AS (
         SELECT n.id FROM securepush.notifications n
-        WHERE p_skip_held AND n.id IN (SELECT r.id FROM readable r)
+        WHERE p_skip_held AND n.id = ANY(ARRAY(SELECT r.id FROM readable r))
         FOR NO KEY UPDATE OF n SKIP LOCKED
     ),
     marked AS (
@@ -1534,13 +1543,14 @@ BEGIN
     -- answered as it stands, unmarked (a later read marks it), as the batched reads do (device_fetch_requests).
     free AS (
         SELECT n.id FROM securepush.notifications n
-        WHERE n.id IN (SELECT r.id FROM readable r)
+        WHERE n.id = ANY(ARRAY(SELECT r.id FROM readable r))
         FOR NO KEY UPDATE OF n SKIP LOCKED
     ),
     marked AS (
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, p_device)
-        WHERE n.id IN (SELECT f.id FROM free f) AND n.user_id = p_user AND n.expires_at > now() AND n.purged_at IS NULL
+        WHERE n.id = ANY(ARRAY(SELECT f.id FROM free f)) AND n.user_id = p_user AND n.expires_at > now()
+          AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
         RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category, n.preview::text AS preview
     ),
@@ -2399,12 +2409,20 @@ BEGIN
     IF NOT enabled THEN
         RETURN NULL;
     END IF;
+    -- Read, then each read's sent pushes, then their devices, in that order: each lookup a subquery of its own
+    -- (OFFSET 0 and LIMIT 1 keep the planner from merging them into one join it may reorder). Joined in one
+    -- statement, stale statistics (devices refilled since their last ANALYZE) had the planner walk every active
+    -- device and probe the history once per device for each read (stop 67: ops/bench's second read run).
     WITH targets AS (
         SELECT DISTINCT n.id AS notification_id, n.created_at, n.expires_at, l.device_id, dev.platform
         FROM new_rows n
         JOIN old_rows o ON o.id = n.id AND o.read_at IS NULL
-        JOIN securepush.delivery_log l ON l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
-        JOIN securepush.devices dev ON dev.id = l.device_id AND dev.active
+        CROSS JOIN LATERAL (SELECT l.device_id FROM securepush.delivery_log l
+                            WHERE l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
+                            OFFSET 0) l
+        CROSS JOIN LATERAL (SELECT dev.platform FROM securepush.devices dev
+                            WHERE dev.id = l.device_id AND dev.active
+                            LIMIT 1) dev
         WHERE n.read_at IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id
               AND f.device_id = l.device_id)

@@ -9,7 +9,10 @@ AS $function$
 BEGIN
     -- A notification still waiting for its fan-out has no badge rows yet: the fan-out writes them as it then
     -- is. Its queue row is locked first, so that a fan-out taking it now finishes before this looks.
-    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
+    -- (Its ids as an array: an index condition whatever the statistics say; stop 67.)
+    PERFORM 1 FROM securepush.fan_out_queue q
+    WHERE q.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o))
+    FOR UPDATE;
     -- The old row leaves and the new one arrives; an update that changes nothing the badge counts nets to no row.
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT r.user_id, sum(s.change), s.effective_at, s.ends_at

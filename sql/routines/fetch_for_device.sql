@@ -21,13 +21,14 @@ BEGIN
     -- answered as it stands, unmarked (a later read marks it), as the batched reads do (device_fetch_requests).
     free AS (
         SELECT n.id FROM securepush.notifications n
-        WHERE n.id IN (SELECT r.id FROM readable r)
+        WHERE n.id = ANY(ARRAY(SELECT r.id FROM readable r))
         FOR NO KEY UPDATE OF n SKIP LOCKED
     ),
     marked AS (
         UPDATE securepush.notifications n
         SET read_at = coalesce(n.read_at, now()), read_by_device = coalesce(n.read_by_device, p_device)
-        WHERE n.id IN (SELECT f.id FROM free f) AND n.user_id = p_user AND n.expires_at > now() AND n.purged_at IS NULL
+        WHERE n.id = ANY(ARRAY(SELECT f.id FROM free f)) AND n.user_id = p_user AND n.expires_at > now()
+          AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
         RETURNING n.id, n.payload::text AS payload, n.created_at, n.read_at, n.category, n.preview::text AS preview
     ),

@@ -14,12 +14,20 @@ BEGIN
     IF NOT enabled THEN
         RETURN NULL;
     END IF;
+    -- Read, then each read's sent pushes, then their devices, in that order: each lookup a subquery of its own
+    -- (OFFSET 0 and LIMIT 1 keep the planner from merging them into one join it may reorder). Joined in one
+    -- statement, stale statistics (devices refilled since their last ANALYZE) had the planner walk every active
+    -- device and probe the history once per device for each read (stop 67: ops/bench's second read run).
     WITH targets AS (
         SELECT DISTINCT n.id AS notification_id, n.created_at, n.expires_at, l.device_id, dev.platform
         FROM new_rows n
         JOIN old_rows o ON o.id = n.id AND o.read_at IS NULL
-        JOIN securepush.delivery_log l ON l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
-        JOIN securepush.devices dev ON dev.id = l.device_id AND dev.active
+        CROSS JOIN LATERAL (SELECT l.device_id FROM securepush.delivery_log l
+                            WHERE l.notification_id = n.id AND l.outcome = 'sent' AND l.kind = 'notify'
+                            OFFSET 0) l
+        CROSS JOIN LATERAL (SELECT dev.platform FROM securepush.devices dev
+                            WHERE dev.id = l.device_id AND dev.active
+                            LIMIT 1) dev
         WHERE n.read_at IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM securepush.fetches f WHERE f.notification_id = n.id
               AND f.device_id = l.device_id)
