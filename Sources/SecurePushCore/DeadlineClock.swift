@@ -20,7 +20,6 @@ final class DeadlineClock: Sendable {
     private struct State {
         /// Deadlines by bucket: bucket `b` holds those due in ((b - 1) × resolution, b × resolution] of uptime.
         var buckets: [UInt64: [UInt64: @Sendable () -> Void]] = [:]
-        var waiting = 0
         var lastID: UInt64 = 0
         var running = false
     }
@@ -31,7 +30,7 @@ final class DeadlineClock: Sendable {
     private nonisolated(unsafe) let source: any DispatchSourceTimer
 
     private init(resolution: Duration) {
-        let nanoseconds = max(1, Self.nanoseconds(resolution))
+        let nanoseconds = UInt64(max(1, resolution.wholeNanoseconds))
         self.resolution = nanoseconds
         source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "securepush.deadline"))
         source.schedule(deadline: .now(), repeating: .nanoseconds(Int(nanoseconds)), leeway: .nanoseconds(Int(nanoseconds / 2)))
@@ -40,12 +39,11 @@ final class DeadlineClock: Sendable {
 
     /// Calls `fire` once `timeout` has passed, unless `cancel` comes first.
     func schedule(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) -> Token {
-        let (due, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(Self.nanoseconds(timeout))
+        let (due, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(UInt64(max(0, timeout.wholeNanoseconds)))
         let bucket = overflow ? UInt64.max : due / resolution + (due % resolution == 0 ? 0 : 1)
         return state.withLockedValue { state in
             state.lastID &+= 1
             state.buckets[bucket, default: [:]][state.lastID] = fire
-            state.waiting += 1
             if !state.running {
                 state.running = true
                 source.resume()
@@ -57,8 +55,8 @@ final class DeadlineClock: Sendable {
     /// Forgets a deadline that has not fired (one that fired or was cancelled already is ignored).
     func cancel(_ token: Token) {
         state.withLockedValue { state in
-            guard state.buckets[token.bucket]?.removeValue(forKey: token.id) != nil else { return }
-            state.waiting -= 1
+            // An emptied bucket goes, so that no bucket stands empty: `tick` suspends the timer on an empty table.
+            state.buckets[token.bucket]?.removeValue(forKey: token.id)
             if state.buckets[token.bucket]?.isEmpty == true { state.buckets[token.bucket] = nil }
         }
     }
@@ -68,23 +66,14 @@ final class DeadlineClock: Sendable {
         let due = state.withLockedValue { state -> [@Sendable () -> Void] in
             var due: [@Sendable () -> Void] = []
             for bucket in Array(state.buckets.keys) where bucket <= now {
-                due.append(contentsOf: state.buckets.removeValue(forKey: bucket)?.values ?? [:].values)
+                if let fired = state.buckets.removeValue(forKey: bucket) { due.append(contentsOf: fired.values) }
             }
-            state.waiting -= due.count
-            if state.waiting == 0, state.running {
+            if state.buckets.isEmpty, state.running {
                 state.running = false
                 source.suspend()
             }
             return due
         }
         for fire in due { fire() }
-    }
-
-    /// `duration` in whole nanoseconds, saturating (a deadline of an hour or of `Duration.seconds(.max)` alike).
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        guard seconds < Int64(UInt64.max / 1_000_000_000) - 1 else { return UInt64.max }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }

@@ -11,6 +11,16 @@ extension Duration {
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 
+    /// The duration in whole nanoseconds, rounded down and clamped to `Int64`'s range (an hour-long deadline and
+    /// `Duration.seconds(.max)` alike never trap).
+    public var wholeNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return carry ? (seconds < 0 ? .min : .max) : sum
+    }
+
     /// The duration in seconds as a floating-point number.
     public var secondsDouble: Double {
         let (seconds, attoseconds) = components

@@ -7,8 +7,7 @@ extension Dispatcher {
     /// The completion of one finished send (timed, logged when not delivered).
     func outcome(for sent: SendResult) -> DeliveryCompletion {
         let push = sent.delivery.push
-        let (seconds, attoseconds) = sent.elapsed.components
-        pushTimers[push.target.platform]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        pushTimers[push.target.platform]?.recordNanoseconds(sent.elapsed.wholeNanoseconds)
         let outcome = decide(sent.result, of: push)
         if outcome.kind != .sent {
             logger.notice(
