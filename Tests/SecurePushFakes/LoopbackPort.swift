@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -8,13 +9,19 @@ import Foundation
 
 /// TCP ports on 127.0.0.1 for servers the tests and drivers start.
 public enum LoopbackPort {
-    /// A port nothing is bound to now, below the kernel's ephemeral range (32768 and up here), so no process
-    /// bound to port 0 (a dispatcher's operations listener) or outgoing connection takes it between this
-    /// check and the server's bind; `nil` after 100 tries.
+    /// Ports this process has handed out: tests run in parallel, and two of them could otherwise draw the same
+    /// free port and both start a server on it before either binds (CI saw a relay fail so, "Address already in
+    /// use"). A port is handed out once per process; 22,001 candidates outlast any test run.
+    private static let handedOut = NIOLockedValueBox(Set<Int>())
+
+    /// A port nothing is bound to now and this process has not handed out before, below the kernel's ephemeral
+    /// range (32768 and up here), so no process bound to port 0 (a dispatcher's operations listener) or outgoing
+    /// connection takes it between this check and the server's bind; `nil` after 100 tries.
     public static func free() -> Int? {
         for _ in 0..<100 {
             let candidate = Int.random(in: 10_000...32_000)
-            if isFree(candidate) { return candidate }
+            guard isFree(candidate) else { continue }
+            if handedOut.withLockedValue({ $0.insert(candidate).inserted }) { return candidate }
         }
         return nil
     }

@@ -16,10 +16,10 @@ struct CommandTests {
         try await runSecurepush(arguments, environment: ["SECUREPUSH_LOG_LEVEL": "info"].merging(environment) { $1 }, timeout: timeout)
     }
 
-    /// `securepush serve` against `url` with a user-token secret and a port no test listens on, plus `extra`.
+    /// `securepush serve` against `url` with a user-token secret and a free port no other test was handed, plus `extra`.
     static func serve(_ url: String, _ extra: [String: String] = [:]) async throws -> CommandRun {
         let environment = [
-            "DATABASE_URL": url, "SECUREPUSH_PORT": "\(Int.random(in: 20_000...40_000))", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
+            "DATABASE_URL": url, "SECUREPUSH_PORT": "\(freeTCPPort())", "SECUREPUSH_USER_JWT_SECRET": APIHarness.jwtSecret,
         ]
         return try await run(["serve"], environment: environment.merging(extra) { $1 })
     }
