@@ -198,7 +198,9 @@ CREATE FUNCTION securepush.badge_on_delete() RETURNS trigger
     AS $$
 BEGIN
     -- As in badge_on_update: a notification still waiting for its fan-out has no badge rows to take back.
-    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
+    PERFORM 1 FROM securepush.fan_out_queue q
+    WHERE q.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o))
+    FOR UPDATE;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT o.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM old_rows o, securepush.badge_steps(-1, o.read_at, o.purged_at, o.deliver_at, o.expires_at) s
@@ -681,7 +683,7 @@ BEGIN
     ),
     cancelled AS (
         DELETE FROM securepush.deliveries d
-        WHERE d.device_id IN (SELECT dead.id FROM dead) AND d.state = 'pending'
+        WHERE d.device_id = ANY(ARRAY(SELECT dead.id FROM dead)) AND d.state = 'pending'
         RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
     ),
     cancel_logged AS (
@@ -744,9 +746,9 @@ CREATE FUNCTION securepush.delete_deliveries_of() RETURNS trigger
     AS $$
 BEGIN
     IF TG_TABLE_NAME = 'notifications' THEN
-        DELETE FROM securepush.deliveries d WHERE d.notification_id IN (SELECT o.id FROM old_rows o);
+        DELETE FROM securepush.deliveries d WHERE d.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     ELSE
-        DELETE FROM securepush.deliveries d WHERE d.device_id IN (SELECT o.id FROM old_rows o);
+        DELETE FROM securepush.deliveries d WHERE d.device_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     END IF;
     RETURN NULL;
 END
@@ -763,7 +765,7 @@ CREATE FUNCTION securepush.delete_fetches_of() RETURNS trigger
     SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
     AS $$
 BEGIN
-    DELETE FROM securepush.fetches f WHERE f.notification_id IN (SELECT o.id FROM old_rows o);
+    DELETE FROM securepush.fetches f WHERE f.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     RETURN NULL;
 END
 $$;

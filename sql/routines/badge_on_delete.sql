@@ -10,7 +10,9 @@ CREATE OR REPLACE FUNCTION securepush.badge_on_delete()
 AS $function$
 BEGIN
     -- As in badge_on_update: a notification still waiting for its fan-out has no badge rows to take back.
-    PERFORM 1 FROM securepush.fan_out_queue q WHERE q.notification_id IN (SELECT o.id FROM old_rows o) FOR UPDATE;
+    PERFORM 1 FROM securepush.fan_out_queue q
+    WHERE q.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o))
+    FOR UPDATE;
     INSERT INTO securepush.badge_changes (user_id, change, effective_at, ends_at)
     SELECT o.user_id, sum(s.change), s.effective_at, s.ends_at
     FROM old_rows o, securepush.badge_steps(-1, o.read_at, o.purged_at, o.deliver_at, o.expires_at) s

@@ -98,7 +98,7 @@ BEGIN
     ),
     cancelled AS (
         DELETE FROM securepush.deliveries d
-        WHERE d.device_id IN (SELECT dead.id FROM dead) AND d.state = 'pending'
+        WHERE d.device_id = ANY(ARRAY(SELECT dead.id FROM dead)) AND d.state = 'pending'
         RETURNING d.id, d.notification_id, d.device_id, d.platform, d.attempts, d.created_at, d.kind
     ),
     cancel_logged AS (

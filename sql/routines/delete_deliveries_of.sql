@@ -15,9 +15,9 @@ CREATE OR REPLACE FUNCTION securepush.delete_deliveries_of()
 AS $function$
 BEGIN
     IF TG_TABLE_NAME = 'notifications' THEN
-        DELETE FROM securepush.deliveries d WHERE d.notification_id IN (SELECT o.id FROM old_rows o);
+        DELETE FROM securepush.deliveries d WHERE d.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     ELSE
-        DELETE FROM securepush.deliveries d WHERE d.device_id IN (SELECT o.id FROM old_rows o);
+        DELETE FROM securepush.deliveries d WHERE d.device_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     END IF;
     RETURN NULL;
 END

@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION securepush.delete_fetches_of()
  SET search_path TO 'pg_catalog', 'securepush', 'pg_temp'
 AS $function$
 BEGIN
-    DELETE FROM securepush.fetches f WHERE f.notification_id IN (SELECT o.id FROM old_rows o);
+    DELETE FROM securepush.fetches f WHERE f.notification_id = ANY(ARRAY(SELECT o.id FROM old_rows o));
     RETURN NULL;
 END
 $function$;
