@@ -18,7 +18,8 @@
 -- its lease (securepush.claims), not rows: the lease is taken, each item's outcome written to the history
 -- (a retry becomes a pending row, securepush.requeue_claimed), and the items without an outcome here are
 -- kept leased (securepush.claim_rest). Only rows and leases still held by `p_token` are touched;
--- returns how many were.
+-- returns how many were. Its statements are planned once per session (054): PL/pgSQL kept custom plans and
+-- planned the outcomes' statement again at every call (0.42 ms of a batch's 3.9; ops/wal-budget's plans).
 CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uuid[], p_outcomes text[],
     p_delays_ms bigint[], p_infos text[], p_answered_ago_us bigint[])
  RETURNS bigint
@@ -28,6 +29,7 @@ CREATE OR REPLACE FUNCTION securepush.complete_deliveries(p_token uuid, p_ids uu
  SET enable_hashjoin TO 'off'
  SET enable_mergejoin TO 'off'
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 DECLARE
     touched bigint;

@@ -17,6 +17,7 @@ CREATE OR REPLACE FUNCTION securepush.device_fetch_requests(p_devices uuid[], p_
  SET enable_hashjoin TO 'off'
  SET enable_mergejoin TO 'off'
  SET jit TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 DECLARE
@@ -53,12 +54,16 @@ BEGIN
         FROM unnest(p_req, p_ids) WITH ORDINALITY AS w(req, id, ord)
         JOIN granted g ON g.req = w.req
     ),
+    -- Planned once per session (plan_cache_mode, 054): PL/pgSQL kept a custom plan and planned this statement
+    -- again at every call, 0.77 ms against 0.64 ms of execution (ops/wal-budget, track_planning). Its generic plan
+    -- must then find the notifications by id whatever it estimates: `(expires_at > now()) IS TRUE` is a filter,
+    -- never an index condition (the generic plan walked notifications_expires_idx on stale statistics).
     -- Only with p_skip_held: the live notifications asked for, and those of them no other transaction holds.
     readable AS (
         SELECT n.id, n.user_id, n.payload::text AS payload, n.created_at, n.read_at, n.category,
                n.preview::text AS preview, n.traceparent
         FROM securepush.notifications n
-        WHERE p_skip_held AND n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
+        WHERE p_skip_held AND n.id = ANY(p_ids) AND (n.expires_at > now()) IS TRUE AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
     ),
@@ -73,7 +78,7 @@ BEGIN
             read_by_device = coalesce(n.read_by_device,
                                       (SELECT w.device FROM wanted w WHERE w.id = n.id
                                           AND w.user_id = n.user_id LIMIT 1))
-        WHERE n.id = ANY(p_ids) AND n.expires_at > now() AND n.purged_at IS NULL
+        WHERE n.id = ANY(p_ids) AND (n.expires_at > now()) IS TRUE AND n.purged_at IS NULL
           AND (n.deliver_at IS NULL OR n.deliver_at <= now())
           AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = n.id AND w.user_id = n.user_id)
           AND (p_skip_held IS NOT TRUE OR n.id IN (SELECT f.id FROM free f))
