@@ -34,7 +34,7 @@ struct FakeAnswerer {
     mutating func clientGone() {
         if stalled {
             stalled = false
-            traffic.finished()
+            traffic.stallEnded()
         }
     }
 }

@@ -20,6 +20,7 @@ public final class FakeTraffic: Sendable {
         var exchanges: [FakeExchange] = []
         var inFlight = 0
         var maxInFlight = 0
+        var stalled = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -32,6 +33,9 @@ public final class FakeTraffic: Sendable {
     public var inFlight: Int { state.withLockedValue { $0.inFlight } }
     /// The most requests in flight at once since the start (or the last `resetMaxInFlight()`).
     public var maxInFlight: Int { state.withLockedValue { $0.maxInFlight } }
+
+    /// Requests stalled on purpose and still held open (the client has not closed their stream or connection).
+    public var stalled: Int { state.withLockedValue { $0.stalled } }
 
     /// Starts the high-water mark again from the requests in flight now.
     public func resetMaxInFlight() {
@@ -52,6 +56,7 @@ public final class FakeTraffic: Sendable {
             switch reply {
             case .stall:
                 exchange = FakeExchange(request: request, receivedAt: receivedAt, status: nil, retryAfter: nil)
+                self.state.withLockedValue { $0.stalled += 1 }
             case .response(let status, let headers, _):
                 let retryAfter = headers.first { $0.0.lowercased() == "retry-after" }?.1
                 exchange = FakeExchange(request: request, receivedAt: receivedAt, status: status, retryAfter: retryAfter)
@@ -64,5 +69,13 @@ public final class FakeTraffic: Sendable {
     /// One request is no longer in flight.
     func finished() {
         state.withLockedValue { $0.inFlight -= 1 }
+    }
+
+    /// One stalled request is no longer held: its client gave up.
+    func stallEnded() {
+        state.withLockedValue { state in
+            state.inFlight -= 1
+            state.stalled -= 1
+        }
     }
 }
