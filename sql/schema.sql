@@ -419,9 +419,10 @@ BEGIN
         JOIN securepush.devices dev ON dev.id = i.device_id
         WHERE fanned_out > 0 AND i.token = p_token
     ),
+    -- One call for the claim's users (securepush.unread_badges, 055), not one per user.
     badges AS MATERIALIZED (
-        SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
-        FROM (SELECT DISTINCT claimed.user_id FROM claimed) u
+        SELECT jsonb_object_agg(u.user_id, u.badge) AS counts
+        FROM securepush.unread_badges(ARRAY(SELECT DISTINCT claimed.user_id FROM claimed), p_badge_limit) u
         WHERE p_badge
     )
     SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
@@ -2677,9 +2678,32 @@ CREATE FUNCTION securepush.unread_badge(p_user text, p_limit integer) RETURNS bi
     LANGUAGE plpgsql STABLE
     AS $$
 BEGIN
-    RETURN (SELECT least(greatest(coalesce(sum(b.change), 0), 0), p_limit)::bigint
-            FROM securepush.badge_changes b
-            WHERE b.user_id = p_user AND b.effective_at <= now() AND b.ends_at > now());
+    RETURN (SELECT u.badge FROM securepush.unread_badges(ARRAY[p_user], p_limit) u);
+END
+$$;
+
+
+--
+-- Name: unread_badges(text[], integer); Type: FUNCTION; Schema: securepush; Owner: -
+--
+
+CREATE FUNCTION securepush.unread_badges(p_users text[], p_limit integer) RETURNS TABLE(user_id text, badge bigint)
+    LANGUAGE plpgsql STABLE
+    SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
+    SET enable_hashjoin TO 'off'
+    SET enable_mergejoin TO 'off'
+    SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT u.user_id,
+           least(greatest(coalesce((SELECT sum(b.change) FROM securepush.badge_changes b
+                                    WHERE b.user_id = u.user_id AND b.effective_at <= now() AND b.ends_at > now()),
+                                   0), 0), p_limit)::bigint
+    FROM unnest(p_users) AS u(user_id);
 END
 $$;
 

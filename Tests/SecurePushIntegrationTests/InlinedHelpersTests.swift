@@ -44,13 +44,15 @@ struct InlinedHelpersTests {
         }
     }
 
-    @Test("the unread badge is PL/pgSQL: an aggregate is never inlined, and its statement is planned once per session")
-    func unreadBadgeIsPlpgsql() async throws {
+    @Test(
+        "the unread badges are PL/pgSQL: an aggregate is never inlined, and their statements are planned once per session",
+        arguments: ["securepush.unread_badge(text, integer)", "securepush.unread_badges(text[], integer)"])
+    func unreadBadgeIsPlpgsql(signature: String) async throws {
         try await TestDatabase.with { db in
             let language: String = try await db.scalar(
                 """
                 SELECT l.lanname::text FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                WHERE p.oid = 'securepush.unread_badge(text, integer)'::regprocedure
+                WHERE p.oid = \(signature)::regprocedure
                 """)
             #expect(language == "plpgsql")
         }

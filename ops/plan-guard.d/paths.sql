@@ -71,6 +71,7 @@ SELECT securepush.rescue_claims();
 \endif
 SELECT 'step:badge';
 SELECT securepush.unread_badge(:'dev_user', 99);
+SELECT * FROM securepush.unread_badges(ARRAY[:'dev_user', 'nobody'], 99);
 
 -- Reads (the API's statements).
 SELECT 'step:device_check';

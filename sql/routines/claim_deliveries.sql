@@ -66,9 +66,10 @@ BEGIN
         JOIN securepush.devices dev ON dev.id = i.device_id
         WHERE fanned_out > 0 AND i.token = p_token
     ),
+    -- One call for the claim's users (securepush.unread_badges, 055), not one per user.
     badges AS MATERIALIZED (
-        SELECT jsonb_object_agg(u.user_id, securepush.unread_badge(u.user_id, p_badge_limit)) AS counts
-        FROM (SELECT DISTINCT claimed.user_id FROM claimed) u
+        SELECT jsonb_object_agg(u.user_id, u.badge) AS counts
+        FROM securepush.unread_badges(ARRAY(SELECT DISTINCT claimed.user_id FROM claimed), p_badge_limit) u
         WHERE p_badge
     )
     SELECT claimed.id, claimed.notification_id, claimed.device_id, claimed.platform, claimed.token, claimed.options,
