@@ -50,7 +50,7 @@ public struct SimulatedProvider: PushProvider {
             } else if push.target.token.hasPrefix(Self.invalidTokenPrefix) {
                 PushResult.tokenInvalid(reason: "Unregistered (a simulated token starting with \(Self.invalidTokenPrefix))")
             } else {
-                PushResult.sent(messageID: UUID().uuidString.lowercased())
+                PushResult.sent(messageID: UUID.random().uuidString.lowercased())
             }
         guard case .sent = result, outbox.isRecording else { return result }
         let request = profile.request(for: push)

@@ -35,7 +35,7 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
     }
 
     public func claim(limit: Int, platforms: [Platform], lease: Duration, worker: UUID) async throws -> ClaimedBatch {
-        let token = UUID()
+        let token = UUID.random()
         let platformNames = platforms.map(\.rawValue)
         let leaseMilliseconds = lease.wholeMilliseconds
         // One call of `securepush.claim_deliveries` (sql/routines/claim_deliveries.sql): its plan holds without statistics.
@@ -55,7 +55,8 @@ public struct PostgresDeliveryQueue: DeliveryQueue {
                 rejected.append(RejectedDelivery(id: row.id, reason: "unknown platform \"\(row.platform)\""))
                 continue
             }
-            guard let options = try? decoder.decode([String: String].self, from: Data(row.options.utf8)) else {
+            // Most devices have no options: `{}` needs no JSON decoder (1.4 % of a drain's CPU, issue 46).
+            guard let options = row.options == "{}" ? [:] : try? decoder.decode([String: String].self, from: Data(row.options.utf8)) else {
                 rejected.append(RejectedDelivery(id: row.id, reason: "device options are not a JSON object of strings"))
                 continue
             }
