@@ -10,7 +10,7 @@ public enum APIRouter {
         if !api.corsOrigins.isEmpty { router.add(middleware: CORSMiddleware(origins: api.corsOrigins)) }
         // Metrics outside the error middleware: they count the status the client got (a database deadline
         // is a 503 there, but a 500 to a middleware that sees the raw error).
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MethodNotAllowedMiddleware())
         let gate = DeviceGate(api: api)
@@ -57,7 +57,7 @@ public enum APIRouter {
     /// dispatcher-only process serves, so it can be probed and scraped like the API.
     public static func buildOperations(_ api: APIContext) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MethodNotAllowedMiddleware())
         mountOperations(router, OperationsRoutes(api: api))
