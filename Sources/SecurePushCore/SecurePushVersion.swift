@@ -4,7 +4,7 @@
 /// (`Migration.oldestBuild`, docs/operations.md § Upgrading).
 public enum SecurePushVersion {
     /// The current version.
-    public static let current = "0.3.15"
+    public static let current = "0.3.16"
 
     /// Whether version `a` comes before version `b` (dotted numbers, compared number by number; a missing
     /// number counts as 0; text after a number is ignored).
