@@ -45,18 +45,11 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let errors: Counter
 
         init(_ key: Key) {
-            let dimensions = [
-                ("http.route", key.route), ("http.request.method", key.method.description),
-                ("http.response.status_code", key.status.code.description),
-            ]
+            let base = [("http.route", key.route), ("http.request.method", key.method.description)]
+            let dimensions = base + [("http.response.status_code", key.status.code.description)]
             requests = Counter(label: "hb.requests", dimensions: dimensions)
             duration = Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds)
-            errors = Counter(
-                label: "hb.request.errors",
-                dimensions: [
-                    ("http.route", key.route), ("http.request.method", key.method.description),
-                    ("error.type", key.status.code.description),
-                ])
+            errors = Counter(label: "hb.request.errors", dimensions: base + [("error.type", key.status.code.description)])
         }
     }
 
@@ -66,19 +59,21 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         private let methods = NIOLockedValueBox<[HTTPRequest.Method: Meter]>([:])
 
         func endpoint(_ key: Key) -> Endpoint {
-            endpoints.withLockedValue { endpoints in
-                if let known = endpoints[key] { return known }
-                let made = Endpoint(key)
-                endpoints[key] = made
-                return made
-            }
+            Self.handle(in: endpoints, for: key) { Endpoint(key) }
         }
 
         func active(_ method: HTTPRequest.Method) -> Meter {
-            methods.withLockedValue { methods in
-                if let known = methods[method] { return known }
-                let made = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", method.description)])
-                methods[method] = made
+            Self.handle(in: methods, for: method) {
+                Meter(label: "http.server.active_requests", dimensions: [("http.request.method", method.description)])
+            }
+        }
+
+        /// The handle made for `key`, made by `make` the first time.
+        private static func handle<K: Hashable, V>(in box: NIOLockedValueBox<[K: V]>, for key: K, make: () -> V) -> V {
+            box.withLockedValue { handles in
+                if let known = handles[key] { return known }
+                let made = make()
+                handles[key] = made
                 return made
             }
         }
